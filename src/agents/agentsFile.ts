@@ -1,0 +1,63 @@
+// The agents file, `.agents.jsonc`: the agents a person can start in a workspace
+// (runtime.md). Strict like the policy file: an unknown field is an error.
+import { findNodeAtLocation } from 'jsonc-parser';
+import { z } from 'zod';
+import { parseJsoncWithSchema, type ParsedJsonc } from '../policy/parse.js';
+
+const name = z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a name is letters, digits, "_", "." or "-"');
+
+export const PermissionModeSchema = z.enum(['auto', 'ask', 'deny']);
+
+export const SubagentSchema = z.strictObject({
+  name,
+  description: z.string().optional(),
+  instructions: z.string().optional(),
+  model: z.string().optional().describe('defaults to the parent agent\'s model'),
+  tools: z.array(z.string().min(1)).optional().describe('builtin ids (builtin.read_file), builtin families (builtin.*), MCP servers (mcp.<server>)'),
+  builtins: z.strictObject({ subagents: z.boolean() }).optional(),
+});
+
+export const AgentSchema = z.strictObject({
+  name,
+  description: z.string().optional(),
+  model: z
+    .string()
+    .optional()
+    .describe('scripted:<file>, openai-compatible:<model>, vscode-lm:<vendor/family>; default: the scripted model'),
+  instructions: z.string().optional(),
+  tools: z.array(z.string().min(1)).optional(),
+  permissionMode: PermissionModeSchema.optional(),
+  subagents: z.array(SubagentSchema).optional(),
+  builtins: z.strictObject({ subagents: z.boolean() }).optional(),
+});
+
+export const AgentsFileSchema = z.strictObject({
+  $schema: z.string().optional(),
+  agents: z.array(AgentSchema),
+});
+
+export type AgentsFile = z.infer<typeof AgentsFileSchema>;
+export type AgentDeclaration = z.infer<typeof AgentSchema>;
+
+const KNOWN_KEYS: ReadonlyMap<string, readonly string[]> = new Map<string, readonly string[]>([
+  ['', ['$schema', 'agents']],
+  ['agents.#', Object.keys(AgentSchema.shape)],
+  ['agents.#.subagents.#', Object.keys(SubagentSchema.shape)],
+]);
+
+export function parseAgentsFile(text: string, file: string): ParsedJsonc<AgentsFile> {
+  const parsed = parseJsoncWithSchema(text, file, AgentsFileSchema, { what: 'the agents file', knownKeys: KNOWN_KEYS });
+  if (parsed.value && parsed.root) {
+    const seen = new Set<string>();
+    parsed.value.agents.forEach((agent, i) => {
+      if (seen.has(agent.name)) {
+        const node = findNodeAtLocation(parsed.root!, ['agents', i, 'name']);
+        parsed.diagnostics.push({ file, severity: 'error', code: 'duplicate-id', offset: node?.offset ?? 0, length: node?.length ?? 1,
+          message: `agent name "${agent.name}" is used twice` });
+      }
+      seen.add(agent.name);
+    });
+    if (parsed.diagnostics.length > 0) parsed.value = undefined;
+  }
+  return parsed;
+}

@@ -1,0 +1,271 @@
+// `agentpolicy`: check, test and explain policies from any repository's CI (policy-format.md).
+// Exit codes: 0 success, 1 a finding (errors, failing tests, invalid policy), 2 usage.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseAgentsFile, type AgentsFile } from '../agents/agentsFile.js';
+import { kindFromId, type ToolCall } from '../policy/call.js';
+import { checkPolicyLayer, spawnInfo } from '../policy/check.js';
+import { formatDiagnostic, hasErrors, LineMap, toJson, type Diagnostic, type DiagnosticJson } from '../policy/diagnostics.js';
+import { describeDecision, runInlineTests } from '../policy/inlineTests.js';
+import { loadPolicyText, Policy, type Explanation, type PolicyLayer } from '../policy/policy.js';
+import { toolKinds, type ToolKind } from '../policy/schema.js';
+import { initShellParser } from '../policy/shell.js';
+
+export class UsageError extends Error {}
+
+export interface CliIo {
+  out: (line: string) => void;
+  err: (line: string) => void;
+  cwd: string;
+}
+
+const USAGE = `usage:
+  agentpolicy check [--policy F] [--agents F] [--json]
+  agentpolicy test [--policy F] [--json]
+  agentpolicy explain --tool ID [--input JSON] [--kind K] [--agent NAME] [--hints JSON] [--tags a,b]
+                      [--workspace DIR] [--untrusted] [--policy F] [--managed F] [--user F] [--json]`;
+
+const COMMON = { policy: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+const OPTIONS = {
+  check: { ...COMMON, agents: { type: 'string' } },
+  test: { ...COMMON },
+  explain: {
+    ...COMMON,
+    tool: { type: 'string' }, input: { type: 'string' }, kind: { type: 'string' }, agent: { type: 'string' },
+    hints: { type: 'string' }, tags: { type: 'string' }, workspace: { type: 'string' }, untrusted: { type: 'boolean' },
+    managed: { type: 'string' }, user: { type: 'string' },
+  },
+} satisfies Record<string, ParseArgsConfig['options']>;
+
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  try {
+    const [command, ...rest] = argv;
+    if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+      (command === undefined ? io.err : io.out)(USAGE);
+      return command === undefined ? 2 : 0;
+    }
+    if (!(command in OPTIONS)) throw new UsageError(`unknown command "${command}"`);
+    const options = OPTIONS[command as keyof typeof OPTIONS];
+    let values: Record<string, string | boolean | undefined>;
+    try {
+      values = parseArgs({ args: [...rest], options, strict: true, allowPositionals: false }).values as Values;
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    if (values.help) {
+      io.out(USAGE);
+      return 0;
+    }
+    await initShellParser();
+    if (command === 'check') return check(values, io);
+    if (command === 'test') return test(values, io);
+    return explain(values, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`agentpolicy: ${error.message}`);
+      io.err(USAGE);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+type Values = Record<string, string | boolean | undefined>;
+
+function str(values: Values, name: string): string | undefined {
+  const v = values[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** A file named on the command line must exist (usage error otherwise). */
+function readNamed(io: CliIo, file: string, flag: string): { text: string; file: string } {
+  const full = path.resolve(io.cwd, file);
+  try {
+    return { text: fs.readFileSync(full, 'utf8'), file };
+  } catch {
+    throw new UsageError(`${flag} ${file}: no such file`);
+  }
+}
+
+/** The workspace policy: --policy, else ./.agentpolicy.jsonc when it exists, else none. */
+function workspacePolicyFile(values: Values, io: CliIo): { text: string; file: string } | undefined {
+  const named = str(values, 'policy');
+  if (named !== undefined) return readNamed(io, named, '--policy');
+  const fallback = path.join(io.cwd, '.agentpolicy.jsonc');
+  return fs.existsSync(fallback) ? { text: fs.readFileSync(fallback, 'utf8'), file: '.agentpolicy.jsonc' } : undefined;
+}
+
+function printDiagnostics(io: CliIo, diagnostics: readonly Diagnostic[], texts: ReadonlyMap<string, string>, json: boolean): DiagnosticJson[] {
+  const maps = new Map<string, LineMap>();
+  const rows = diagnostics.map((d) => {
+    let lines = maps.get(d.file);
+    if (!lines) maps.set(d.file, (lines = new LineMap(texts.get(d.file) ?? '')));
+    return toJson(d, lines);
+  });
+  if (!json) for (const row of rows) io.out(formatDiagnostic(row));
+  return rows;
+}
+
+function check(values: Values, io: CliIo): number {
+  const json = values.json === true;
+  const policyFile = workspacePolicyFile(values, io);
+  const texts = new Map<string, string>();
+  const diagnostics: Diagnostic[] = [];
+
+  // The agents file: --agents, else the .agents.jsonc beside the policy when there is one.
+  let agentsFileArg = str(values, 'agents');
+  if (agentsFileArg === undefined && policyFile) {
+    const beside = path.join(path.dirname(policyFile.file), '.agents.jsonc');
+    if (fs.existsSync(path.resolve(io.cwd, beside))) agentsFileArg = beside;
+  }
+  let agents: AgentsFile | undefined;
+  if (agentsFileArg !== undefined) {
+    const { text, file } = readNamed(io, agentsFileArg, '--agents');
+    texts.set(file, text);
+    const parsed = parseAgentsFile(text, file);
+    diagnostics.push(...parsed.diagnostics);
+    agents = parsed.value;
+  }
+  if (policyFile) {
+    texts.set(policyFile.file, policyFile.text);
+    const layer = loadPolicyText(policyFile.text, policyFile.file, 'workspace');
+    const workspaceFolder = path.dirname(path.resolve(io.cwd, policyFile.file));
+    diagnostics.unshift(...checkPolicyLayer(layer, { workspaceFolder, ...(agents ? { agents: spawnInfo(agents) } : {}) }));
+  } else if (!json) {
+    io.err('agentpolicy: no .agentpolicy.jsonc here and no --policy: there is no workspace policy to check');
+  }
+  const rows = printDiagnostics(io, diagnostics, texts, json);
+  if (json) io.out(JSON.stringify(rows, null, 2));
+  else if (policyFile) {
+    const errors = rows.filter((r) => r.severity === 'error').length;
+    const warnings = rows.filter((r) => r.severity === 'warning').length;
+    io.err(`${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`);
+  }
+  return hasErrors(rows) ? 1 : 0;
+}
+
+function test(values: Values, io: CliIo): number {
+  const json = values.json === true;
+  const policyFile = workspacePolicyFile(values, io);
+  if (!policyFile) throw new UsageError('no .agentpolicy.jsonc here: name the policy with --policy');
+  const layer = loadPolicyText(policyFile.text, policyFile.file, 'workspace');
+  if (!layer.valid) {
+    const rows = printDiagnostics(io, layer.diagnostics, new Map([[policyFile.file, policyFile.text]]), json);
+    if (json) io.out(JSON.stringify({ valid: false, diagnostics: rows, tests: [] }, null, 2));
+    else io.err(`${policyFile.file} is invalid: its tests were not run`);
+    return 1;
+  }
+  const results = runInlineTests(layer, path.dirname(path.resolve(io.cwd, policyFile.file)));
+  const failed = results.filter((r) => !r.passed).length;
+  if (json) {
+    io.out(JSON.stringify({
+      valid: true,
+      passed: results.length - failed,
+      failed,
+      tests: results.map((r) => ({ name: r.name, line: r.line, passed: r.passed, expected: r.expected, actual: r.actual })),
+    }, null, 2));
+  } else {
+    for (const r of results) {
+      const where = `${policyFile.file}:${r.line}`;
+      if (r.passed) io.out(`ok    ${r.name}`);
+      else {
+        const want = `${r.expected.decision}${r.expected.rule !== undefined ? ` by rule "${r.expected.rule}"` : ''}`;
+        io.out(`FAIL  ${r.name} (${where}): expected ${want}, got ${describeDecision(r.actual)}`);
+      }
+    }
+    io.out(`${results.length - failed} passed, ${failed} failed`);
+  }
+  return failed > 0 ? 1 : 0;
+}
+
+function parseJsonFlag(values: Values, name: string): unknown {
+  const raw = str(values, name);
+  if (raw === undefined) return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch (error) {
+    throw new UsageError(`--${name} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+function explain(values: Values, io: CliIo): number {
+  const json = values.json === true;
+  const toolId = str(values, 'tool');
+  if (!toolId) throw new UsageError('explain needs --tool ID');
+  const kind = str(values, 'kind');
+  if (kind !== undefined && !(toolKinds as readonly string[]).includes(kind)) {
+    throw new UsageError(`--kind must be one of ${toolKinds.join(', ')}`);
+  }
+  const input = parseJsonFlag(values, 'input') ?? {};
+  const hints = parseJsonFlag(values, 'hints');
+  if (hints !== undefined && (hints === null || typeof hints !== 'object' || Array.isArray(hints))) {
+    throw new UsageError('--hints must be a JSON object such as {"readOnlyHint":true}');
+  }
+  const tags = str(values, 'tags')?.split(',').map((t) => t.trim()).filter((t) => t.length > 0);
+
+  const layers: Partial<Record<'managed' | 'workspace' | 'user', PolicyLayer>> = {};
+  const texts = new Map<string, string>();
+  const load = (flag: 'managed' | 'user', layer: 'managed' | 'user'): void => {
+    const named = str(values, flag);
+    if (named === undefined) return;
+    const { text, file } = readNamed(io, named, `--${flag}`);
+    texts.set(file, text);
+    layers[layer] = loadPolicyText(text, file, layer);
+  };
+  load('managed', 'managed');
+  const workspacePolicy = workspacePolicyFile(values, io);
+  if (workspacePolicy) {
+    texts.set(workspacePolicy.file, workspacePolicy.text);
+    layers.workspace = loadPolicyText(workspacePolicy.text, workspacePolicy.file, 'workspace');
+  }
+  load('user', 'user');
+
+  const workspaceFolder = path.resolve(io.cwd, str(values, 'workspace') ?? (workspacePolicy ? path.dirname(workspacePolicy.file) : '.'));
+  const call: ToolCall = {
+    tool: {
+      id: toolId,
+      ...((kind ?? kindFromId(toolId)) ? { kind: (kind ?? kindFromId(toolId)) as ToolKind } : {}),
+      ...(hints ? { annotations: hints as Record<string, boolean> } : {}),
+      ...(tags ? { tags } : {}),
+    },
+    input,
+    agent: str(values, 'agent') ?? 'main',
+  };
+  const policy = new Policy(layers);
+  const result = policy.explain(call, { workspaceFolder, trusted: values.untrusted !== true });
+  const invalid = Object.values(layers).filter((l) => !l.valid);
+  const diagnostics = invalid.flatMap((l) => l.diagnostics);
+
+  if (json) {
+    const rows = printDiagnostics(io, diagnostics, texts, true);
+    io.out(JSON.stringify({ call, ...result, diagnostics: rows }, null, 2));
+  } else {
+    printDiagnostics(io, diagnostics, texts, false);
+    for (const line of explanationLines(result, policy)) io.out(line);
+  }
+  return invalid.length > 0 ? 1 : 0;
+}
+
+export function explanationLines(result: Explanation, policy: Policy): string[] {
+  const lines = [describeDecision(result)];
+  if (result.reason) lines.push(`reason: ${result.reason}`);
+  if (result.lowered) lines.push('lowered: an allow of the untrusted workspace policy became ask');
+  for (const w of result.warnings) lines.push(`warning: ${w}`);
+  if (result.ask) {
+    const t = result.ask.timeout !== undefined ? `, times out after ${result.ask.timeout}s (${result.ask.onTimeout})` : '';
+    lines.push(`ask: allow for session ${result.ask.remember === 'session' ? 'offered' : 'not offered'}${t}`);
+  }
+  if (result.trace.length > 0) {
+    lines.push('rules tested (those whose tools match):');
+    for (const t of result.trace) {
+      const id = t.rule.id !== null ? ` "${t.rule.id}"` : '';
+      const what = t.failed === null ? 'matched' : `${t.failed} did not match`;
+      lines.push(`  ${t.rule.layer} rule ${t.rule.index + 1}${id} (${t.rule.file}:${t.rule.line}) ${t.decision}: ${what}`);
+    }
+  }
+  if (result.rule === null && result.defaultFrom === null && policy.layers.every(({ state }) => state.kind === 'ok')) {
+    lines.push('no rule matched and no policy sets a default, so the call is asked');
+  }
+  return lines;
+}

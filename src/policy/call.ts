@@ -1,0 +1,91 @@
+// What a tool call looks like to the policy: the tool (by stable id), its input, and who calls.
+import { CONVENTIONAL_PATH_FIELDS } from './paths.js';
+import type { Hints, ToolKind } from './schema.js';
+
+export type { ToolKind } from './schema.js';
+export type HintName = keyof Hints;
+
+/** MCP tool annotations as a server or tool declares them. Untrusted: only ever read through `effectiveHints`. */
+export type ToolAnnotations = Partial<Record<HintName, boolean>> & { title?: string };
+
+export interface ToolDescriptor {
+  /** The stable id: `builtin.read_file`, `client.lookup_price`, `mcp.<server>.<tool>`, … */
+  id: string;
+  kind?: ToolKind;
+  annotations?: ToolAnnotations;
+  tags?: readonly string[];
+  /** Top-level input fields that hold paths. Undefined: the conventional names of the spec. */
+  pathArgs?: readonly string[];
+  /** The top-level input field that holds a shell command. Undefined: `command` or `cmd`. */
+  commandArg?: string;
+}
+
+export interface ToolCall {
+  tool: ToolDescriptor;
+  input: unknown;
+  /** The agent or subagent whose session makes the call. */
+  agent: string;
+}
+
+const KIND_BY_PREFIX: ReadonlyArray<readonly [string, ToolKind]> = [
+  ['builtin.', 'builtin'],
+  ['agents.', 'builtin'],
+  ['client.', 'client'],
+  ['mcp.', 'mcp'],
+  ['connector.', 'connector'],
+  ['plugin.', 'plugin'],
+];
+
+/** The kind implied by a stable id's prefix; undefined for an id of no known family. */
+export function kindFromId(id: string): ToolKind | undefined {
+  for (const [prefix, kind] of KIND_BY_PREFIX) if (id.startsWith(prefix)) return kind;
+  return undefined;
+}
+
+/** MCP's worst-case defaults for hints a tool does not declare. */
+const WORST_CASE: Required<Record<HintName, boolean>> = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: false,
+  openWorldHint: true,
+};
+
+/**
+ * The hints a policy sees. Anything not a boolean is ignored (hints come from servers and are
+ * untrusted), and a read-only tool is by definition not destructive.
+ */
+export function effectiveHints(annotations: ToolAnnotations | undefined): Required<Record<HintName, boolean>> {
+  const pick = (name: HintName): boolean => {
+    const v = annotations?.[name];
+    return typeof v === 'boolean' ? v : WORST_CASE[name];
+  };
+  const readOnlyHint = pick('readOnlyHint');
+  return {
+    readOnlyHint,
+    destructiveHint: readOnlyHint ? false : pick('destructiveHint'),
+    idempotentHint: pick('idempotentHint'),
+    openWorldHint: pick('openWorldHint'),
+  };
+}
+
+export const CONVENTIONAL_COMMAND_FIELDS = ['command', 'cmd'] as const;
+
+export { CONVENTIONAL_PATH_FIELDS };
+
+/**
+ * The call's shell command: the declared command argument, else `command` or `cmd`.
+ * `opaque` when the field is present but not a string (so loosening rules cannot match).
+ */
+export function commandOf(call: ToolCall): { command: string | undefined; opaque: boolean } {
+  const input = call.input;
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) return { command: undefined, opaque: false };
+  const record = input as Record<string, unknown>;
+  const fields = call.tool.commandArg !== undefined ? [call.tool.commandArg] : CONVENTIONAL_COMMAND_FIELDS;
+  for (const field of fields) {
+    if (!Object.prototype.hasOwnProperty.call(record, field)) continue;
+    const value = record[field];
+    if (typeof value === 'string') return { command: value, opaque: false };
+    if (value !== undefined && value !== null) return { command: undefined, opaque: true };
+  }
+  return { command: undefined, opaque: false };
+}

@@ -1,0 +1,324 @@
+// Rules compiled once: every glob and regex is built when the file is loaded, so judging a
+// call is only tests against prepared matchers.
+import type { Node } from 'jsonc-parser';
+import { findNodeAtLocation } from 'jsonc-parser';
+import { commandOf, effectiveHints, kindFromId, type HintName, type ToolCall } from './call.js';
+import type { Diagnostic } from './diagnostics.js';
+import { compileGlobSet, compileNameGlob, GlobError, type GlobSet, type GlobTest } from './globs.js';
+import type { LineMap } from './diagnostics.js';
+import type { CallPaths, PathResolver, ResolvedPath } from './paths.js';
+import type { Decision, InputMatcher, Rule, ToolKind } from './schema.js';
+import { splitCommand, type SimpleCommand } from './shell.js';
+
+export type LayerName = 'managed' | 'workspace' | 'user';
+
+/** Where a rule sits: what explanations, audit lines and diagnostics name. */
+export interface RuleRef {
+  id: string | null;
+  index: number;
+  layer: LayerName;
+  file: string;
+  line: number;
+}
+
+/** Positive globs and `!` excludes, each set matching when any of its globs does. */
+interface IncludeExclude {
+  include: GlobSet;
+  exclude: GlobSet;
+}
+
+export interface PathMatcher {
+  /** Globs over workspace-relative paths. */
+  relative: IncludeExclude;
+  /** Globs starting with `/`, over absolute paths (the only ones that can match outside the folder). */
+  absolute: IncludeExclude;
+  /** The rule's own list, as written. */
+  source: readonly string[];
+}
+
+interface CommandPattern {
+  words: GlobTest[];
+  /** The pattern ended in `*`: any number of further words. */
+  open: boolean;
+  source: string;
+}
+
+interface InputCheck {
+  pointer: string;
+  tokens: string[];
+  test: (present: boolean, value: unknown) => boolean;
+}
+
+export interface CompiledRule {
+  ref: RuleRef;
+  rule: Rule;
+  decision: Decision;
+  /** Offset and length of the rule object in its file. */
+  offset: number;
+  length: number;
+  tools?: GlobSet;
+  kinds?: ReadonlySet<ToolKind>;
+  agents?: GlobSet;
+  hints?: ReadonlyArray<readonly [HintName, boolean]>;
+  tags?: ReadonlySet<string>;
+  paths?: PathMatcher;
+  commands?: CommandPattern[];
+  input?: InputCheck[];
+}
+
+/** Why a rule did or did not match; the first matcher that failed. */
+export type MatcherName = 'tools' | 'kinds' | 'agents' | 'hints' | 'tags' | 'paths' | 'commands' | 'input';
+
+/** Compiles one file's rules. Glob and pointer problems become diagnostics at the offending string. */
+export function compileRules(
+  rules: readonly Rule[],
+  root: Node | undefined,
+  lines: LineMap,
+  file: string,
+  layer: LayerName,
+): { rules: CompiledRule[]; diagnostics: Diagnostic[] } {
+  const diagnostics: Diagnostic[] = [];
+  const compiled: CompiledRule[] = [];
+  const ids = new Map<string, number>();
+  rules.forEach((rule, index) => {
+    const node = root ? findNodeAtLocation(root, ['rules', index]) : undefined;
+    const nodeAt = (...path: (string | number)[]): Node | undefined => (root ? findNodeAtLocation(root, ['rules', index, ...path]) : undefined);
+    const report = (at: Node | undefined, code: Diagnostic['code'], message: string): void => {
+      const target = at ?? node;
+      diagnostics.push({ file, severity: 'error', code, message, offset: target?.offset ?? 0, length: target?.length ?? 1 });
+    };
+    if (rule.id !== undefined) {
+      const first = ids.get(rule.id);
+      if (first !== undefined) report(nodeAt('id'), 'duplicate-id', `rule id "${rule.id}" is already used by rule ${first + 1}`);
+      else ids.set(rule.id, index);
+    }
+    const guard = <T>(path: (string | number)[], build: () => T): T | undefined => {
+      try {
+        return build();
+      } catch (error) {
+        if (error instanceof GlobError || error instanceof SyntaxError) {
+          report(nodeAt(...path), 'bad-glob', error.message);
+          return undefined;
+        }
+        throw error;
+      }
+    };
+    const c: CompiledRule = {
+      ref: { id: rule.id ?? null, index, layer, file, line: node ? lines.position(node.offset).line : 1 },
+      rule,
+      decision: rule.decision,
+      offset: node?.offset ?? 0,
+      length: node?.length ?? 1,
+    };
+    if (rule.tools) c.tools = guard(['tools'], () => compileGlobSet(rule.tools!, 'name'));
+    if (rule.kinds) c.kinds = new Set(rule.kinds);
+    if (rule.agents) c.agents = guard(['agents'], () => compileGlobSet(rule.agents!, 'name'));
+    if (rule.hints) c.hints = Object.entries(rule.hints).filter((e): e is [HintName, boolean] => typeof e[1] === 'boolean');
+    if (rule.tags) c.tags = new Set(rule.tags);
+    if (rule.paths) c.paths = guard(['paths'], () => compilePaths(rule.paths!));
+    if (rule.commands) {
+      c.commands = [];
+      rule.commands.forEach((pattern, i) => {
+        const p = guard(['commands', i], () => compileCommandPattern(pattern));
+        if (p) c.commands!.push(p);
+      });
+    }
+    if (rule.input) {
+      c.input = [];
+      for (const [pointer, matcher] of Object.entries(rule.input)) {
+        const keyNode = node ? findNodeAtLocation(node, ['input', pointer])?.parent?.children?.[0] : undefined;
+        const tokens = parsePointer(pointer);
+        if (tokens === undefined) {
+          report(keyNode, 'schema', `"${pointer}" is not a JSON Pointer: it must be empty or start with "/"`);
+          continue;
+        }
+        const test = guard(['input', pointer], () => compileInputMatcher(matcher));
+        if (test) c.input.push({ pointer, tokens, test });
+      }
+    }
+    compiled.push(c);
+  });
+  return { rules: compiled, diagnostics };
+}
+
+function compilePaths(patterns: readonly string[]): PathMatcher {
+  const positives = patterns.filter((p) => !p.startsWith('!'));
+  const negatives = patterns.filter((p) => p.startsWith('!')).map((p) => p.slice(1));
+  const split = (list: string[], absolute: boolean): GlobSet => compileGlobSet(list.filter((p) => p.startsWith('/') === absolute), 'path');
+  return {
+    relative: { include: split(positives, false), exclude: split(negatives, false) },
+    absolute: { include: split(positives, true), exclude: split(negatives, true) },
+    source: patterns,
+  };
+}
+
+export function compileCommandPattern(pattern: string): CommandPattern {
+  const words = pattern.trim().split(/\s+/).filter((w) => w.length > 0);
+  if (words.length === 0) throw new GlobError('a command pattern needs at least one word');
+  const open = words.length > 0 && words[words.length - 1] === '*';
+  const fixed = open ? words.slice(0, -1) : words;
+  return { words: fixed.map(compileNameGlob), open, source: pattern };
+}
+
+function compileInputMatcher(matcher: InputMatcher): (present: boolean, value: unknown) => boolean {
+  if (typeof matcher === 'string') {
+    const glob = compileNameGlob(matcher);
+    return (present, value) => present && typeof value === 'string' && glob(value);
+  }
+  if ('glob' in matcher) {
+    const glob = compileNameGlob(matcher.glob);
+    return (present, value) => present && typeof value === 'string' && glob(value);
+  }
+  if ('regex' in matcher) {
+    let re: RegExp;
+    try {
+      re = new RegExp(matcher.regex, 'u');
+    } catch (error) {
+      throw new GlobError(`regex ${JSON.stringify(matcher.regex)} does not compile: ${(error as Error).message}`);
+    }
+    return (present, value) => present && typeof value === 'string' && re.test(value);
+  }
+  if ('exists' in matcher) {
+    const want = matcher.exists;
+    return (present) => present === want;
+  }
+  const expected = canonicalJson(matcher.equals);
+  return (present, value) => present && canonicalJson(value) === expected;
+}
+
+/** RFC 6901: '' is the whole input; otherwise '/'-separated tokens with ~1 and ~0 escapes. */
+export function parsePointer(pointer: string): string[] | undefined {
+  if (pointer === '') return [];
+  if (!pointer.startsWith('/')) return undefined;
+  return pointer.slice(1).split('/').map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+}
+
+function resolvePointer(input: unknown, tokens: readonly string[]): { present: boolean; value: unknown } {
+  let current: unknown = input;
+  for (const token of tokens) {
+    if (Array.isArray(current)) {
+      if (!/^(0|[1-9][0-9]*)$/.test(token)) return { present: false, value: undefined };
+      const i = Number(token);
+      if (i >= current.length) return { present: false, value: undefined };
+      current = current[i];
+    } else if (current !== null && typeof current === 'object') {
+      if (!Object.prototype.hasOwnProperty.call(current, token)) return { present: false, value: undefined };
+      current = (current as Record<string, unknown>)[token];
+    } else return { present: false, value: undefined };
+  }
+  return { present: current !== undefined, value: current };
+}
+
+/** JSON with sorted keys: equal values give equal text. */
+export function canonicalJson(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const keys = Object.keys(value).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+}
+
+/**
+ * A call prepared for judging: what several rules need (hints, paths, the split command) is
+ * worked out once, and only when a rule asks for it.
+ */
+export class PreparedCall {
+  readonly kind: ToolKind | undefined;
+  private hintsCache: Required<Record<HintName, boolean>> | undefined;
+  private pathsCache: CallPaths | undefined;
+  private commandCache: { commands: SimpleCommand[]; parsed: boolean; present: boolean } | undefined;
+
+  constructor(
+    readonly call: ToolCall,
+    private readonly resolver: PathResolver,
+  ) {
+    this.kind = call.tool.kind ?? kindFromId(call.tool.id);
+  }
+
+  get hints(): Required<Record<HintName, boolean>> {
+    return (this.hintsCache ??= effectiveHints(this.call.tool.annotations));
+  }
+
+  get paths(): CallPaths {
+    return (this.pathsCache ??= this.resolver.collect(this.call.input, this.call.tool.pathArgs));
+  }
+
+  /** What was already worked out, without working anything out. */
+  peek(): { paths: CallPaths | undefined; command: { commands: SimpleCommand[]; parsed: boolean; present: boolean } | undefined } {
+    return { paths: this.pathsCache, command: this.commandCache };
+  }
+
+  /** present: the call has a command; parsed: it split cleanly (else only tightening rules can match). */
+  get command(): { commands: SimpleCommand[]; parsed: boolean; present: boolean } {
+    if (this.commandCache) return this.commandCache;
+    const { command, opaque } = commandOf(this.call);
+    if (opaque) return (this.commandCache = { commands: [], parsed: false, present: true });
+    if (command === undefined) return (this.commandCache = { commands: [], parsed: true, present: false });
+    const split = splitCommand(command);
+    return (this.commandCache = { commands: split.commands, parsed: split.ok, present: true });
+  }
+}
+
+/** Does the rule match? Returns null when it does, else the first matcher that did not. */
+export function mismatch(rule: CompiledRule, call: PreparedCall, toolsAlreadyMatched = false): MatcherName | null {
+  if (!toolsAlreadyMatched && rule.tools && !rule.tools.test(call.call.tool.id)) return 'tools';
+  if (rule.kinds && (call.kind === undefined || !rule.kinds.has(call.kind))) return 'kinds';
+  if (rule.agents && !rule.agents.test(call.call.agent)) return 'agents';
+  if (rule.hints) {
+    const hints = call.hints;
+    for (const [name, want] of rule.hints) if (hints[name] !== want) return 'hints';
+  }
+  if (rule.tags) {
+    const tags = call.call.tool.tags;
+    if (!tags || !tags.some((t) => rule.tags!.has(t))) return 'tags';
+  }
+  if (rule.input) {
+    for (const check of rule.input) {
+      const { present, value } = resolvePointer(call.call.input, check.tokens);
+      if (!check.test(present, value)) return 'input';
+    }
+  }
+  // Loosening needs every part; tightening needs any part.
+  const loosening = rule.decision === 'allow';
+  if (rule.paths && !pathsMatch(rule.paths, call.paths, loosening)) return 'paths';
+  if (rule.commands && !commandsMatch(rule.commands, call.command, loosening)) return 'commands';
+  return null;
+}
+
+function pathMatches(m: PathMatcher, p: ResolvedPath): boolean {
+  const rel = p.relative;
+  const positive = (rel !== null && m.relative.include.test(rel)) || m.absolute.include.test(p.absolute);
+  if (!positive) return false;
+  return !((rel !== null && m.relative.exclude.test(rel)) || m.absolute.exclude.test(p.absolute));
+}
+
+function pathsMatch(m: PathMatcher, paths: CallPaths, loosening: boolean): boolean {
+  if (loosening) {
+    if (paths.opaque || paths.paths.length === 0) return false;
+    return paths.paths.every((p) => pathMatches(m, p));
+  }
+  if (paths.opaque) return true;
+  return paths.paths.some((p) => pathMatches(m, p));
+}
+
+function wordsMatch(pattern: CommandPattern, words: readonly string[]): boolean {
+  if (pattern.open ? words.length < pattern.words.length : words.length !== pattern.words.length) return false;
+  for (let i = 0; i < pattern.words.length; i++) if (!pattern.words[i]!(words[i]!)) return false;
+  return true;
+}
+
+function commandsMatch(
+  patterns: readonly CommandPattern[],
+  command: { commands: SimpleCommand[]; parsed: boolean; present: boolean },
+  loosening: boolean,
+): boolean {
+  if (!command.present) return false;
+  const matchesSome = (c: SimpleCommand): boolean => patterns.some((p) => wordsMatch(p, c.words));
+  if (loosening) {
+    if (!command.parsed || command.commands.length === 0) return false;
+    return command.commands.every((c) => !c.writesToFile && !c.usesProcessSubstitution && matchesSome(c));
+  }
+  // Text that cannot be parsed could hide anything: a tightening rule takes it.
+  if (!command.parsed) return true;
+  return command.commands.some(matchesSome);
+}

@@ -1,0 +1,70 @@
+// A policy file's inline tests: each call is judged by the file alone, as the workspace layer
+// of a trusted workspace whose folder is the file's own.
+import * as path from 'node:path';
+import { findNodeAtLocation } from 'jsonc-parser';
+import type { Diagnostic } from './diagnostics.js';
+import { Policy, type PolicyDecision, type PolicyLayer } from './policy.js';
+import type { Decision, InlineTest } from './schema.js';
+
+export interface InlineTestResult {
+  index: number;
+  name: string;
+  passed: boolean;
+  expected: { decision: Decision; rule?: string };
+  actual: PolicyDecision;
+  line: number;
+}
+
+export function runInlineTests(layer: PolicyLayer, workspaceFolder = path.dirname(path.resolve(layer.file))): InlineTestResult[] {
+  const tests = layer.policy?.tests ?? [];
+  const policy = new Policy({ workspace: layer });
+  const root = layer.parsed.root;
+  return tests.map((test, index) => {
+    const node = root ? findNodeAtLocation(root, ['tests', index]) : undefined;
+    const actual = policy.decide(testCall(test), { workspaceFolder });
+    const passed = actual.decision === test.expect && (test.rule === undefined || actual.rule?.id === test.rule);
+    return {
+      index,
+      name: test.name ?? `${test.call.tool} ${JSON.stringify(test.call.input ?? {})}`,
+      passed,
+      expected: { decision: test.expect, ...(test.rule !== undefined ? { rule: test.rule } : {}) },
+      actual,
+      line: node ? layer.parsed.lines.position(node.offset).line : 1,
+    };
+  });
+}
+
+function testCall(test: InlineTest) {
+  const { tool, input, kind, agent, hints, tags } = test.call;
+  return {
+    tool: { id: tool, ...(kind ? { kind } : {}), ...(hints ? { annotations: hints } : {}), ...(tags ? { tags } : {}) },
+    input: input ?? {},
+    agent: agent ?? 'main',
+  };
+}
+
+/** What decided: `rule 4 "id" (file:line)`, or the default and whose it was. */
+export function describeSource(d: PolicyDecision): string {
+  if (d.rule === null) return d.defaultFrom ? `the default of the ${d.defaultFrom} policy` : 'the built-in default';
+  const id = d.rule.id !== null ? ` "${d.rule.id}"` : '';
+  return `${d.rule.layer} rule ${d.rule.index + 1}${id} (${d.rule.file}:${d.rule.line})`;
+}
+
+export function describeDecision(d: PolicyDecision): string {
+  return `${d.decision} by ${describeSource(d)}`;
+}
+
+export function testDiagnostics(layer: PolicyLayer, results: readonly InlineTestResult[]): Diagnostic[] {
+  const root = layer.parsed.root;
+  return results
+    .filter((r) => !r.passed)
+    .map((r) => {
+      const node = root ? findNodeAtLocation(root, ['tests', r.index]) : undefined;
+      const want = `${r.expected.decision}${r.expected.rule !== undefined ? ` by rule "${r.expected.rule}"` : ''}`;
+      return {
+        file: layer.file, severity: 'error' as const, code: 'test-failed' as const,
+        offset: node?.offset ?? 0, length: node?.length ?? 1,
+        message: `test "${r.name}" expected ${want}, got ${describeDecision(r.actual)}`,
+      };
+    });
+}

@@ -1,0 +1,175 @@
+// Lints over a valid policy file: `shadowed` and `spawn-denied`.
+//
+// `shadowed` must be sound: it may miss a shadowed rule, but it never names one that some
+// call can reach. So every test below proves inclusion by construction (identical globs,
+// literals tested against the earlier rule, prefixes of `*` globs), never by sampling.
+import { findNodeAtLocation } from 'jsonc-parser';
+import { canonicalJson, type CompiledRule, type PathMatcher } from './compile.js';
+import type { Diagnostic } from './diagnostics.js';
+import { isLiteral, literalPrefix, type GlobSet } from './globs.js';
+import { Policy, type PolicyLayer } from './policy.js';
+import type { Decision } from './schema.js';
+
+export function describeRule(rule: CompiledRule): string {
+  return `rule ${rule.ref.index + 1}${rule.ref.id !== null ? ` "${rule.ref.id}"` : ''}`;
+}
+
+export function lintShadowed(layer: PolicyLayer): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const rules = layer.rules;
+  for (let j = 1; j < rules.length; j++) {
+    const later = rules[j]!;
+    for (let i = 0; i < j; i++) {
+      const earlier = rules[i]!;
+      if (!covers(earlier, later)) continue;
+      out.push({
+        file: layer.file, severity: 'warning', code: 'shadowed', offset: later.offset, length: later.length,
+        message: `${describeRule(later)} never decides: ${describeRule(earlier)} (line ${earlier.ref.line}) matches every call it could match`,
+      });
+      break;
+    }
+  }
+  return out;
+}
+
+/** True only when every call that `later` matches is provably matched by `earlier`. */
+export function covers(earlier: CompiledRule, later: CompiledRule): boolean {
+  return (
+    nameSetCovers(earlier.tools, later.tools) &&
+    nameSetCovers(earlier.agents, later.agents) &&
+    subsetCovers(earlier.kinds, later.kinds) &&
+    subsetCovers(earlier.tags, later.tags) &&
+    hintsCover(earlier.hints, later.hints) &&
+    inputCovers(earlier, later) &&
+    partsCover(earlier, later, 'paths') &&
+    partsCover(earlier, later, 'commands')
+  );
+}
+
+const MATCH_ALL_NAME = new Set(['*', '**']);
+
+/** Name globs: `*` matches any run of characters, so `p*` covers everything starting with `p`. */
+function nameSetCovers(a: GlobSet | undefined, b: GlobSet | undefined): boolean {
+  if (a === undefined) return true;
+  const aHasNoExcludes = a.negatives.length === 0;
+  if (aHasNoExcludes && a.positives.some((p) => MATCH_ALL_NAME.has(p))) return true;
+  if (b === undefined) return false;
+  const excludesKept = a.negatives.every((n) => b.negatives.includes(n));
+  return b.positives.every((p) => {
+    if (isLiteral(p)) return a.test(p);
+    if (!excludesKept) return false;
+    return a.positives.some((q) => q === p || (isOpenPrefix(q) && literalPrefix(p).startsWith(q.slice(0, -1))));
+  });
+}
+
+/** `prefix*` with no other magic: matches every name that starts with the prefix. */
+function isOpenPrefix(glob: string): boolean {
+  return glob.endsWith('*') && isLiteral(glob.slice(0, -1).replace(/\*+$/, ''));
+}
+
+function subsetCovers<T>(a: ReadonlySet<T> | undefined, b: ReadonlySet<T> | undefined): boolean {
+  if (a === undefined) return true;
+  if (b === undefined) return false;
+  for (const x of b) if (!a.has(x)) return false;
+  return true;
+}
+
+function hintsCover(a: CompiledRule['hints'], b: CompiledRule['hints']): boolean {
+  if (a === undefined) return true;
+  if (b === undefined) return false;
+  return a.every(([name, value]) => b.some(([n, v]) => n === name && v === value));
+}
+
+function inputCovers(a: CompiledRule, b: CompiledRule): boolean {
+  const aInput = a.rule.input;
+  if (aInput === undefined) return true;
+  const bInput = b.rule.input;
+  if (bInput === undefined) return false;
+  return Object.entries(aInput).every(([pointer, m]) => pointer in bInput && canonicalJson(bInput[pointer]) === canonicalJson(m));
+}
+
+const isLoosening = (d: Decision): boolean => d === 'allow';
+
+/**
+ * Paths and commands are multi-part: allow needs every part, ask/deny any part. An earlier
+ * every-part rule never covers a later any-part one (the later can match on one part alone).
+ */
+function partsCover(a: CompiledRule, b: CompiledRule, field: 'paths' | 'commands'): boolean {
+  if (a[field] === undefined) return true;
+  if (b[field] === undefined) return false;
+  if (isLoosening(a.decision) && !isLoosening(b.decision)) return false;
+  return field === 'paths' ? pathSetCovers(a.paths!, b.paths!) : commandSetCovers(a, b);
+}
+
+function pathSetCovers(a: PathMatcher, b: PathMatcher): boolean {
+  const aNeg = a.source.filter((p) => p.startsWith('!'));
+  const bNeg = b.source.filter((p) => p.startsWith('!'));
+  const excludesKept = aNeg.every((n) => bNeg.includes(n));
+  const aPos = a.source.filter((p) => !p.startsWith('!'));
+  return b.source.filter((p) => !p.startsWith('!')).every((p) => {
+    const absolute = p.startsWith('/');
+    // A literal relative path is tested against the earlier rule directly (its absolute
+    // excludes could still catch it, so there must be none).
+    if (!absolute && isLiteral(p) && a.absolute.exclude.positives.length === 0) {
+      return a.relative.include.test(p) && !a.relative.exclude.test(p);
+    }
+    if (!excludesKept) return false;
+    return aPos.includes(p) || (!absolute && aPos.includes('**'));
+  });
+}
+
+function commandSetCovers(a: CompiledRule, b: CompiledRule): boolean {
+  const words = (source: string): string[] => source.trim().split(/\s+/);
+  const aPatterns = a.commands!.map((p) => words(p.source));
+  return b.commands!.every((bp) => {
+    const bw = words(bp.source);
+    return aPatterns.some((aw) => {
+      const open = aw[aw.length - 1] === '*';
+      const fixed = open ? aw.slice(0, -1) : aw;
+      if (!open) return aw.length === bw.length && aw.every((w, i) => w === bw[i]);
+      const bFixed = bw[bw.length - 1] === '*' ? bw.slice(0, -1) : bw;
+      return bFixed.length >= fixed.length && fixed.every((w, i) => w === bFixed[i]);
+    });
+  });
+}
+
+/** An agent as the agents file declares it, as far as `spawn-denied` needs. */
+export interface AgentSpawnInfo {
+  name: string;
+  subagents: readonly string[];
+  permissionMode?: 'auto' | 'ask' | 'deny';
+}
+
+const PERMISSION_MODE_DEFAULT: Record<NonNullable<AgentSpawnInfo['permissionMode']>, Decision> = { auto: 'allow', ask: 'ask', deny: 'deny' };
+
+export function permissionModeDecision(mode: AgentSpawnInfo['permissionMode']): Decision {
+  return PERMISSION_MODE_DEFAULT[mode ?? 'ask'];
+}
+
+/**
+ * `spawn-denied`: an agent declares subagents but the policy denies `agents.spawn` for it,
+ * by a rule or by the default, so every start is denied. Reported on the rule or the default.
+ */
+export function lintSpawnDenied(layer: PolicyLayer, agents: readonly AgentSpawnInfo[], workspaceFolder: string): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const policy = new Policy({ [layer.layer]: layer });
+  for (const agent of agents) {
+    if (agent.subagents.length === 0) continue;
+    const d = policy.decide(
+      { tool: { id: 'agents.spawn', kind: 'builtin' }, input: {}, agent: agent.name },
+      { workspaceFolder, fallbackDefault: permissionModeDecision(agent.permissionMode), followSymlinks: false },
+    );
+    if (d.decision !== 'deny') continue;
+    const root = layer.parsed.root;
+    const ruleRange = d.rule ? layer.rules[d.rule.index] : undefined;
+    const defaultNode = root ? findNodeAtLocation(root, ['default'])?.parent : undefined;
+    const by = d.rule ? `${describeRule(layer.rules[d.rule.index]!)}` : d.defaultFrom ? 'the default' : `permissionMode "${agent.permissionMode}"`;
+    out.push({
+      file: layer.file, severity: 'warning', code: 'spawn-denied',
+      offset: ruleRange?.offset ?? defaultNode?.offset ?? 0,
+      length: ruleRange?.length ?? defaultNode?.length ?? 1,
+      message: `agent "${agent.name}" declares subagents (${agent.subagents.join(', ')}), but ${by} denies agents.spawn, so every start is denied; add { "tools": ["agents.spawn"], "decision": "allow" } (or "ask") before it`,
+    });
+  }
+  return out;
+}

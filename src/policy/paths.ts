@@ -1,0 +1,109 @@
+// A call's path arguments, resolved the way policy-format.md says: against the workspace
+// folder, normalised, through symbolic links where they exist, and tested for containment.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Input fields read as paths when a tool declares no path arguments of its own. */
+export const CONVENTIONAL_PATH_FIELDS = [
+  'path', 'paths', 'file', 'files', 'source', 'destination', 'from', 'to', 'directory', 'dir', 'cwd', 'uri',
+] as const;
+
+export interface ResolvedPath {
+  /** The absolute, normalised, symlink-resolved path. */
+  absolute: string;
+  /** Relative to the workspace folder with `/` separators ('' for the folder itself), or null when outside it. */
+  relative: string | null;
+}
+
+export interface CallPaths {
+  paths: ResolvedPath[];
+  /** A path field held something that is not a string (or list of strings): loosening rules must not match. */
+  opaque: boolean;
+}
+
+export interface PathResolverOptions {
+  /** Resolve symbolic links of existing path prefixes (default true). Tests of pure matching may turn it off. */
+  followSymlinks?: boolean;
+}
+
+/** Resolves paths against one workspace folder; the folder's own real path is computed once. */
+export class PathResolver {
+  readonly workspace: string;
+  private readonly followSymlinks: boolean;
+
+  constructor(workspaceFolder: string, options: PathResolverOptions = {}) {
+    this.followSymlinks = options.followSymlinks ?? true;
+    const normal = path.resolve(workspaceFolder);
+    this.workspace = this.followSymlinks ? realpathOfExistingPrefix(normal) : normal;
+  }
+
+  resolve(value: string): ResolvedPath {
+    let raw = value;
+    if (raw.startsWith('file:')) {
+      try {
+        raw = fileURLToPath(raw);
+      } catch {
+        // Not a valid file URI: treat the text as a relative path, which keeps it inside the folder's rules.
+      }
+    }
+    const normal = path.resolve(this.workspace, raw);
+    const absolute = this.followSymlinks ? realpathOfExistingPrefix(normal) : normal;
+    const rel = path.relative(this.workspace, absolute);
+    const inside = rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+    return { absolute, relative: inside ? rel.split(path.sep).join('/') : null };
+  }
+
+  /** The paths named by a call's input: the tool's declared path arguments, else the conventional fields. */
+  collect(input: unknown, declared: readonly string[] | undefined): CallPaths {
+    const result: CallPaths = { paths: [], opaque: false };
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) return result;
+    const record = input as Record<string, unknown>;
+    for (const field of declared ?? CONVENTIONAL_PATH_FIELDS) {
+      if (!Object.prototype.hasOwnProperty.call(record, field)) continue;
+      const value = record[field];
+      if (value === undefined || value === null) continue;
+      if (typeof value === 'string') result.paths.push(this.resolve(value));
+      else if (Array.isArray(value)) {
+        for (const item of value) {
+          if (typeof item === 'string') result.paths.push(this.resolve(item));
+          else result.opaque = true;
+        }
+      } else result.opaque = true;
+    }
+    return result;
+  }
+}
+
+/**
+ * realpath of the longest prefix that exists, with the rest appended: a file about to be
+ * created inside a symlinked folder is judged by where it will really land.
+ */
+export function realpathOfExistingPrefix(absolute: string, depth = 0): string {
+  let existing = absolute;
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      const real = fs.realpathSync.native(existing);
+      return rest.length === 0 ? real : path.join(real, ...rest.reverse());
+    } catch {
+      // A dangling symbolic link still decides where a new file lands: follow its text.
+      const target = danglingLinkTarget(existing);
+      if (target !== undefined && depth < 40) {
+        return realpathOfExistingPrefix(path.join(path.resolve(path.dirname(existing), target), ...rest.reverse()), depth + 1);
+      }
+      const parent = path.dirname(existing);
+      if (parent === existing) return absolute;
+      rest.push(path.basename(existing));
+      existing = parent;
+    }
+  }
+}
+
+function danglingLinkTarget(p: string): string | undefined {
+  try {
+    return fs.lstatSync(p).isSymbolicLink() ? fs.readlinkSync(p) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,91 @@
+// The policy file's schema (policy-format.md, version 1). Every object is strict: an unknown
+// field is an error, so a typo such as "tool" for "tools" can never widen a rule.
+import { z } from 'zod';
+
+export const decisionValues = ['allow', 'ask', 'deny'] as const;
+export const toolKinds = ['builtin', 'client', 'mcp', 'connector', 'plugin'] as const;
+export const hintNames = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
+
+export const DecisionSchema = z.enum(decisionValues).describe('allow runs the call, ask opens an approval, deny refuses it');
+export const ToolKindSchema = z.enum(toolKinds);
+
+const globList = (what: string) =>
+  z.array(z.string().min(1)).min(1).describe(`${what}; a glob starting with "!" excludes`);
+
+export const HintsSchema = z
+  .strictObject({
+    readOnlyHint: z.boolean().optional(),
+    destructiveHint: z.boolean().optional(),
+    idempotentHint: z.boolean().optional(),
+    openWorldHint: z.boolean().optional(),
+  })
+  .describe("Required values of the tool's effective annotations; an undeclared hint takes MCP's worst-case default");
+
+export const InputMatcherSchema = z.union([
+  z.string().describe('a glob over a string value'),
+  z.strictObject({ equals: z.unknown() }).describe('deep equality with this JSON value'),
+  z.strictObject({ regex: z.string() }).describe('a JavaScript regular expression over a string value'),
+  z.strictObject({ glob: z.string() }).describe('a glob over a string value'),
+  z.strictObject({ exists: z.boolean() }).describe('whether the pointer resolves to a value'),
+]);
+
+export const RuleSchema = z
+  .strictObject({
+    id: z.string().min(1).optional().describe('Unique in its file; names the rule in explanations, audit and diagnostics'),
+    decision: DecisionSchema,
+    reason: z.string().optional().describe('Shown to the person (ask) and returned to the model (deny)'),
+    tools: globList("Globs over the tool's stable id, e.g. builtin.read_file, mcp.github.*").optional(),
+    kinds: z.array(ToolKindSchema).min(1).optional().describe("The tool's kind"),
+    agents: globList('Globs over the name of the agent or subagent making the call').optional(),
+    hints: HintsSchema.optional(),
+    tags: z.array(z.string().min(1)).min(1).optional().describe('Matches when the tool carries at least one of these tags'),
+    paths: globList("Globs over the call's path arguments, relative to the workspace folder").optional(),
+    commands: z.array(z.string().min(1)).min(1).optional().describe("Command patterns over the call's shell command"),
+    input: z.record(z.string(), InputMatcherSchema).optional().describe("JSON Pointer -> matcher over the call's input"),
+    timeout: z.number().positive().optional().describe('ask only: seconds the question stays open'),
+    onTimeout: z.enum(['deny', 'keep']).optional().describe('ask only; default deny'),
+    remember: z.enum(['session', 'never']).optional().describe('ask only; whether "allow for this session" is offered'),
+  })
+  .superRefine((rule, ctx) => {
+    if (rule.decision !== 'ask') {
+      for (const field of ['timeout', 'onTimeout', 'remember'] as const) {
+        if (rule[field] !== undefined) {
+          ctx.addIssue({ code: 'custom', path: [field], message: `"${field}" applies only to rules whose decision is "ask"` });
+        }
+      }
+    }
+  });
+
+export const TestCallSchema = z.strictObject({
+  tool: z.string().min(1),
+  input: z.unknown().optional(),
+  kind: ToolKindSchema.optional(),
+  agent: z.string().min(1).optional(),
+  hints: HintsSchema.optional(),
+  tags: z.array(z.string()).optional(),
+});
+
+export const InlineTestSchema = z.strictObject({
+  name: z.string().optional(),
+  call: TestCallSchema,
+  expect: DecisionSchema,
+  rule: z.string().min(1).optional().describe('The id of the rule expected to decide'),
+});
+
+export const PolicyFileSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    version: z.literal(1),
+    default: DecisionSchema.optional(),
+    rules: z.array(RuleSchema).default([]),
+    tests: z.array(InlineTestSchema).optional(),
+  })
+  .describe('An Agent Policy file (.agentpolicy.jsonc)');
+
+export type Decision = z.infer<typeof DecisionSchema>;
+export type ToolKind = z.infer<typeof ToolKindSchema>;
+export type Hints = z.infer<typeof HintsSchema>;
+export type InputMatcher = z.infer<typeof InputMatcherSchema>;
+export type Rule = z.infer<typeof RuleSchema>;
+export type InlineTest = z.infer<typeof InlineTestSchema>;
+export type PolicyFile = z.infer<typeof PolicyFileSchema>;
