@@ -21,8 +21,14 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Language, Parser } from 'web-tree-sitter';
-import type { Tree } from 'web-tree-sitter';
+// `import = require` (not `import {..} from`) so esbuild resolves the package's "require"
+// export (web-tree-sitter.cjs); its ESM build uses import.meta.url, which breaks in a CJS bundle.
+import WebTreeSitter = require('web-tree-sitter');
+
+type Language = WebTreeSitter.Language;
+type Parser = WebTreeSitter.Parser;
+type Tree = WebTreeSitter.Tree;
+const { Language, Parser } = WebTreeSitter;
 
 export interface SimpleCommand {
   /** The command's words after quote removal, in order. Leading NAME=value assignments are words too: `FOO=1 npm test` -> ["FOO=1","npm","test"]. A word containing an expansion ($VAR, $(...), `...`) keeps its raw source text. */
@@ -109,6 +115,7 @@ async function doInit(options: ShellParserInitOptions): Promise<void> {
   const lang = await Language.load(fs.readFileSync(grammar));
   const p = new Parser();
   p.setLanguage(lang);
+  symbolInfo = [];
   language = lang;
   parser = p;
 }
@@ -120,6 +127,11 @@ async function doInit(options: ShellParserInitOptions): Promise<void> {
  * input after that it never throws.
  */
 export function splitCommand(source: string): SplitResult {
+  return (typeof source === 'string' ? splitPlainCommand(source) : undefined) ?? splitWithParser(source);
+}
+
+/** The parser's split, with no fast path (tests compare the two). */
+export function splitWithParser(source: string): SplitResult {
   if (!parser) {
     throw new Error('splitCommand() called before the shell parser was initialised: await initShellParser() once at startup');
   }
@@ -142,9 +154,29 @@ export function splitCommand(source: string): SplitResult {
     }
   } catch (err) {
     resetParser();
-    const msg = err instanceof Error ? err.message : String(err);
+    const msg =
+      err instanceof RangeError && /call stack/i.test(err.message)
+        ? 'command is nested too deeply to analyse'
+        : err instanceof Error
+          ? err.message
+          : String(err);
     return { ok: false, error: `shell parser failure: ${msg}`, commands: walker ? walker.out.filter(nonEmpty) : [] };
   }
+}
+
+// A command made only of these characters has no quoting, operators, expansions, globs,
+// comments or redirections: every shell reads it as one simple command whose words are the
+// blank-separated fields. Such commands (most allowed ones: `npm test`, `git status`) skip the
+// parser, which costs tens of microseconds.
+const PLAIN = /^[A-Za-z0-9 \t_.\/=:+,-]*$/;
+const RESERVED = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'case', 'esac', 'while', 'until', 'for', 'in', 'function', 'select', 'time', 'coproc', '{', '}', '!', '[[', ']]']);
+
+/** The split of a plain command, or undefined when the parser must decide. */
+export function splitPlainCommand(source: string): SplitResult | undefined {
+  if (source.length > 4096 || !PLAIN.test(source)) return undefined;
+  const words = source.split(/[ \t]+/).filter((w) => w.length > 0);
+  if (words.some((w) => RESERVED.has(w))) return undefined;
+  return { ok: true, commands: words.length === 0 ? [] : [{ words, writesToFile: false, usesProcessSubstitution: false }] };
 }
 
 function nonEmpty(c: SimpleCommand): boolean {
@@ -178,23 +210,39 @@ interface Node {
   isMissing: boolean;
   /** This node or a descendant is an ERROR or MISSING node. */
   hasError: boolean;
+  /** This node or a descendant is an expansion ($x, ${x}, $(..), `..`, $((..)), <(..)). */
+  hasExpansion: boolean;
   /** UTF-16 offsets into the source. */
   startIndex: number;
   endIndex: number;
   children: Node[];
 }
 
+const ERROR_SYMBOL = 0xffff;
+const LEAF_LIKE = new Set(['simple_expansion', 'raw_string', 'ansi_c_string', 'comment', 'heredoc_start', 'heredoc_end']);
+/** Per grammar symbol id: [type name, is named]; filled lazily. */
+let symbolInfo: Array<[string, boolean] | undefined> = [];
+
 function toPlainTree(tree: Tree): Node {
+  const lang = tree.language;
+  const withErrors = tree.rootNode.hasError; // MISSING nodes can only exist then
   const cursor = tree.walk();
   try {
     const make = (): Node => {
-      const type = cursor.nodeType;
-      const isMissing = cursor.nodeIsMissing;
+      const id = cursor.nodeTypeId;
+      let info = symbolInfo[id];
+      if (info === undefined) {
+        info = id === ERROR_SYMBOL ? ['ERROR', true] : [lang.types[id] ?? 'ERROR', lang.nodeTypeIsNamed(id)];
+        symbolInfo[id] = info;
+      }
+      const type = info[0];
+      const isMissing = withErrors && cursor.nodeIsMissing;
       return {
         type,
-        isNamed: cursor.nodeIsNamed,
+        isNamed: info[1],
         isMissing,
         hasError: isMissing || type === 'ERROR',
+        hasExpansion: EXPANSIONS.has(type),
         startIndex: cursor.startIndex,
         endIndex: cursor.endIndex,
         children: [],
@@ -204,7 +252,8 @@ function toPlainTree(tree: Tree): Node {
     const stack: Node[] = [root];
     let current = root;
     for (;;) {
-      if (cursor.gotoFirstChild()) {
+      // `$x` / `$'..'` / '..' have no children the walker needs; skipping them saves wasm calls
+      if (!LEAF_LIKE.has(current.type) && cursor.gotoFirstChild()) {
         const child = make();
         current.children.push(child);
         stack.push(child);
@@ -216,6 +265,7 @@ function toPlainTree(tree: Tree): Node {
         const parent = stack[stack.length - 1];
         if (parent === undefined) return root;
         if (current.hasError) parent.hasError = true;
+        if (current.hasExpansion) parent.hasExpansion = true;
         if (cursor.gotoNextSibling()) {
           const sibling = make();
           parent.children.push(sibling);
@@ -297,6 +347,8 @@ const TEST_WORDS = new Set([
 /** Reserved words that bash rejects in command position but tree-sitter accepts as commands. */
 const MISPLACED_RESERVED = new Set(['then', 'else', 'elif', 'fi', 'do', 'done', 'esac', '}']);
 
+const CASE_TERMINATORS = new Set([';;', ';&', ';;&']);
+
 /** Output redirection operators. */
 const WRITE_OPS = new Set(['>', '>>', '&>', '&>>', '>|']);
 
@@ -356,7 +408,7 @@ class Walker {
       case 'list': {
         const all: SimpleCommand[] = [];
         let tail: SimpleCommand[] = [];
-        for (const child of node.children) {
+        for (const child of flattenSameType(node)) {
           if (STATEMENTS.has(child.type)) {
             const g = this.statement(child);
             all.push(...g.all);
@@ -379,11 +431,23 @@ class Walker {
         // program, subshell, compound_statement, if/while/for/case, function_definition, ERROR, ...
         const all: SimpleCommand[] = [];
         for (const child of node.children) {
-          if (STATEMENTS.has(child.type)) all.push(...this.statement(child).all);
-          else this.scan(child, undefined);
+          if (STATEMENTS.has(child.type)) {
+            all.push(...this.statement(child).all);
+          } else {
+            if (!child.isNamed && CASE_TERMINATORS.has(child.type) && node.type !== 'case_item') {
+              this.unexpected(child); // tree-sitter accepts `a ;; b`; bash does not
+            }
+            this.scan(child, undefined);
+          }
         }
         return { all, tail: all };
       }
+    }
+  }
+
+  private unexpected(token: Node): void {
+    if (this.error === undefined) {
+      this.error = `syntax error near unexpected token '${this.text(token)}' at ${this.position(token.startIndex)}`;
     }
   }
 
@@ -401,9 +465,7 @@ class Walker {
       if (type === 'command_name') {
         const inner = child.children[0] ?? child;
         if (inner.isMissing) continue;
-        if (inner.type === 'word' && MISPLACED_RESERVED.has(this.text(inner)) && this.error === undefined) {
-          this.error = `syntax error near unexpected token '${this.text(inner)}' at ${this.position(inner.startIndex)}`;
-        }
+        if (inner.type === 'word' && MISPLACED_RESERVED.has(this.text(inner))) this.unexpected(inner);
         pieces.push(this.piece(inner));
       } else {
         pieces.push(this.piece(child));
@@ -501,7 +563,7 @@ class Walker {
   }
 
   private isDevNull(node: Node): boolean {
-    return !this.hasExpansion(node) && this.wordText(node) === '/dev/null';
+    return !node.hasExpansion && this.wordText(node) === '/dev/null';
   }
 
   /** Words of `[ ... ]` / `[[ ... ]]`. */
@@ -539,7 +601,7 @@ class Walker {
 
   private piece(node: Node): Piece {
     const dollar = !node.isNamed && node.type === '$';
-    const raw = !dollar && this.hasExpansion(node);
+    const raw = !dollar && node.hasExpansion;
     return {
       start: node.startIndex,
       end: node.endIndex,
@@ -584,16 +646,9 @@ class Walker {
     return /^(?:\\\n)+$/.test(gap);
   }
 
-  private hasExpansion(node: Node): boolean {
-    if (EXPANSIONS.has(node.type)) return true;
-    if (node.children.length === 0) return false;
-    for (const child of node.children) if (this.hasExpansion(child)) return true;
-    return false;
-  }
-
   /** Quote removal for a word without expansions (with expansions: raw text). */
   private wordText(node: Node): string {
-    if (this.hasExpansion(node)) return this.text(node);
+    if (node.hasExpansion) return this.text(node);
     switch (node.type) {
       case 'word':
       case 'extglob_pattern':
@@ -633,6 +688,21 @@ class Walker {
   private position(index: number): string {
     return positionOf(this.source, index);
   }
+}
+
+/** Children of `node`, with nested nodes of the same type (`a && b && c` nests lists leftwards) spliced in, without recursion. */
+function flattenSameType(node: Node): Node[] {
+  const out: Node[] = [];
+  const stack: Node[] = [node];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (n !== node && n.type !== node.type) {
+      out.push(n);
+      continue;
+    }
+    for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]!);
+  }
+  return out;
 }
 
 function single(cmd: SimpleCommand): Group {
