@@ -13,6 +13,7 @@ const outdir = 'dist';
 const entries = [
   { in: 'src/cli/main.ts', out: 'cli', banner: '#!/usr/bin/env node' },
   { in: 'src/policyApi.ts', out: 'policy' },
+  { in: 'src/runtime.ts', out: 'runtime' },
 ];
 
 const common = {

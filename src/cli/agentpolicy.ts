@@ -11,6 +11,8 @@ import { describeDecision, runInlineTests } from '../policy/inlineTests.js';
 import { loadPolicyText, Policy, type Explanation, type PolicyLayer } from '../policy/policy.js';
 import { toolKinds, type ToolKind } from '../policy/schema.js';
 import { initShellParser } from '../policy/shell.js';
+import { auditTable, interruptedSessions, readAuditLog } from '../runtime/audit.js';
+import { runCommand, RunUsageError } from './run.js';
 
 export class UsageError extends Error {}
 
@@ -24,7 +26,10 @@ const USAGE = `usage:
   agentpolicy check [--policy F] [--agents F] [--json]
   agentpolicy test [--policy F] [--json]
   agentpolicy explain --tool ID [--input JSON] [--kind K] [--agent NAME] [--hints JSON] [--tags a,b]
-                      [--workspace DIR] [--untrusted] [--policy F] [--managed F] [--user F] [--json]`;
+                      [--workspace DIR] [--untrusted] [--policy F] [--managed F] [--user F] [--json]
+  agentpolicy run --prompt TEXT [--workspace DIR] [--agents F] [--agent NAME] [--answer allow|deny|keep]
+                  [--policy F] [--managed F] [--user F] [--untrusted] [--audit F] [--json]
+  agentpolicy audit FILE [--json] [--interrupted]`;
 
 const COMMON = { policy: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 const OPTIONS = {
@@ -36,6 +41,13 @@ const OPTIONS = {
     hints: { type: 'string' }, tags: { type: 'string' }, workspace: { type: 'string' }, untrusted: { type: 'boolean' },
     managed: { type: 'string' }, user: { type: 'string' },
   },
+  run: {
+    ...COMMON,
+    prompt: { type: 'string' }, workspace: { type: 'string' }, agents: { type: 'string' }, agent: { type: 'string' },
+    answer: { type: 'string' }, managed: { type: 'string' }, user: { type: 'string' }, untrusted: { type: 'boolean' },
+    audit: { type: 'string' },
+  },
+  audit: { json: { type: 'boolean' }, interrupted: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
 } satisfies Record<string, ParseArgsConfig['options']>;
 
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
@@ -48,8 +60,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     if (!(command in OPTIONS)) throw new UsageError(`unknown command "${command}"`);
     const options = OPTIONS[command as keyof typeof OPTIONS];
     let values: Record<string, string | boolean | undefined>;
+    let positionals: string[];
     try {
-      values = parseArgs({ args: [...rest], options, strict: true, allowPositionals: false }).values as Values;
+      const parsed = parseArgs({ args: [...rest], options, strict: true, allowPositionals: command === 'audit' });
+      values = parsed.values as Values;
+      positionals = parsed.positionals;
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
@@ -60,9 +75,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     await initShellParser();
     if (command === 'check') return check(values, io);
     if (command === 'test') return test(values, io);
+    if (command === 'run') return await run(values, io);
+    if (command === 'audit') return audit(values, positionals, io);
     return explain(values, io);
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (error instanceof UsageError || error instanceof RunUsageError) {
       io.err(`agentpolicy: ${error.message}`);
       io.err(USAGE);
       return 2;
@@ -236,6 +253,12 @@ function explain(values: Values, io: CliIo): number {
   const result = policy.explain(call, { workspaceFolder, trusted: values.untrusted !== true });
   const invalid = Object.values(layers).filter((l) => !l.valid);
   const diagnostics = invalid.flatMap((l) => l.diagnostics);
+  // policy-format.md: when a policy is invalid, the decision printed is never allow, even one
+  // an earlier valid layer decided.
+  if (invalid.length > 0 && result.decision === 'allow') {
+    result.decision = 'ask';
+    result.warnings.push(`${invalid.map((l) => l.file).join(', ')} ${invalid.length === 1 ? 'is' : 'are'} invalid, so allow is shown as ask`);
+  }
 
   if (json) {
     const rows = printDiagnostics(io, diagnostics, texts, true);
@@ -268,4 +291,44 @@ export function explanationLines(result: Explanation, policy: Policy): string[] 
     lines.push('no rule matched and no policy sets a default, so the call is asked');
   }
   return lines;
+}
+
+async function run(values: Values, io: CliIo): Promise<number> {
+  const prompt = str(values, 'prompt');
+  if (prompt === undefined) throw new UsageError('run needs --prompt TEXT');
+  const answer = str(values, 'answer');
+  if (answer !== undefined && answer !== 'allow' && answer !== 'deny' && answer !== 'keep') {
+    throw new UsageError('--answer must be allow, deny or keep');
+  }
+  const pick = (name: string): Record<string, string> => {
+    const v = str(values, name);
+    return v === undefined ? {} : { [name]: v };
+  };
+  return runCommand(
+    {
+      prompt,
+      ...(answer ? { answer } : {}),
+      ...pick('workspace'), ...pick('agents'), ...pick('agent'), ...pick('policy'), ...pick('managed'), ...pick('user'), ...pick('audit'),
+      untrusted: values.untrusted === true,
+      json: values.json === true,
+    },
+    io,
+  );
+}
+
+function audit(values: Values, positionals: readonly string[], io: CliIo): number {
+  const [file, ...extra] = positionals;
+  if (file === undefined || extra.length > 0) throw new UsageError('audit needs exactly one FILE');
+  const full = path.resolve(io.cwd, file);
+  if (!fs.existsSync(full)) throw new UsageError(`${file}: no such file`);
+  const { entries, problems } = readAuditLog(full);
+  for (const p of problems) io.err(`${file}:${p.line}: ${p.message}`);
+  if (values.interrupted === true) {
+    const sessions = interruptedSessions(entries);
+    if (values.json === true) io.out(JSON.stringify(sessions, null, 2));
+    else for (const s of sessions) io.out(`${s.session} (${s.agent ?? '?'}) started ${s.startedAt}: ${s.openCallbacks.length} open callback(s)`);
+    return 0;
+  }
+  io.out(values.json === true ? JSON.stringify(entries, null, 2) : auditTable(entries));
+  return problems.length > 0 ? 1 : 0;
 }

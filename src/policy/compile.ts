@@ -295,10 +295,12 @@ function pathMatches(m: PathMatcher, p: ResolvedPath): boolean {
 function pathsMatch(m: PathMatcher, paths: CallPaths, loosening: boolean): boolean {
   if (loosening) {
     if (paths.opaque || paths.paths.length === 0) return false;
-    return paths.paths.every((p) => pathMatches(m, p));
+    for (const p of paths.paths) if (!pathMatches(m, p)) return false;
+    return true;
   }
   if (paths.opaque) return true;
-  return paths.paths.some((p) => pathMatches(m, p));
+  for (const p of paths.paths) if (pathMatches(m, p)) return true;
+  return false;
 }
 
 function wordsMatch(pattern: CommandPattern, words: readonly string[]): boolean {
@@ -313,12 +315,21 @@ function commandsMatch(
   loosening: boolean,
 ): boolean {
   if (!command.present) return false;
-  const matchesSome = (c: SimpleCommand): boolean => patterns.some((p) => wordsMatch(p, c.words));
+  // Plain loops: this runs for every candidate rule of every call, so no closures per call.
   if (loosening) {
     if (!command.parsed || command.commands.length === 0) return false;
-    return command.commands.every((c) => !c.writesToFile && !c.usesProcessSubstitution && matchesSome(c));
+    for (const c of command.commands) {
+      if (c.writesToFile || c.usesProcessSubstitution || !matchesSome(patterns, c)) return false;
+    }
+    return true;
   }
   // Text that cannot be parsed could hide anything: a tightening rule takes it.
   if (!command.parsed) return true;
-  return command.commands.some(matchesSome);
+  for (const c of command.commands) if (matchesSome(patterns, c)) return true;
+  return false;
+}
+
+function matchesSome(patterns: readonly CommandPattern[], c: SimpleCommand): boolean {
+  for (const p of patterns) if (wordsMatch(p, c.words)) return true;
+  return false;
 }

@@ -9,17 +9,31 @@ const options: MinimatchOptions = {
   nocomment: true,
   nonegate: true, // `!` is handled here, uniformly for every glob list
   platform: 'linux', // the same meaning on every OS: `/` separates, `\` escapes
+  magicalBraces: true, // else `{a,b}` alone counts as a literal below and matches only its own text
 };
 
 // A name is one segment: stand in for `/` so minimatch never treats it as a separator.
 const SLASH_STANDIN = '\u2215';
-const asSegment = (s: string): string => (s.indexOf('/') === -1 ? s : s.replaceAll('/', SLASH_STANDIN));
+// ...and starts with a fixed letter, so that minimatch's rules for the names `.`, `..` and ``
+// (which no glob matches) never apply: `*` matches every name, e.g. an agent named `..`.
+const NAME_START = 'n';
+const asSegment = (s: string): string => NAME_START + (s.indexOf('/') === -1 ? s : s.replaceAll('/', SLASH_STANDIN));
 
 export type GlobTest = (value: string) => boolean;
 
 export class GlobError extends Error {}
 
+/** Longer patterns are refused by minimatch ("pattern is too long"): they take its path to fail the same way. */
+const MAX_FAST_PATTERN = 64 * 1024;
+
 function compile(pattern: string, segment: boolean): GlobTest {
+  // Fast paths for the common shapes, skipping minimatch's construction (the bulk of compiling
+  // a policy) but giving exactly its answer: a literal is a string comparison, and a name glob
+  // whose only magic is `*` is a match of its literal pieces in order.
+  if (pattern.length <= MAX_FAST_PATTERN) {
+    if (!MAGIC.test(pattern)) return (value) => value === pattern;
+    if (segment && STAR_ONLY.test(pattern)) return starGlob(pattern);
+  }
   let mm: Minimatch;
   try {
     mm = new Minimatch(segment ? asSegment(pattern) : pattern, options);
@@ -32,6 +46,36 @@ function compile(pattern: string, segment: boolean): GlobTest {
     return (value) => value === literal;
   }
   return segment ? (value) => mm.match(asSegment(value)) : (value) => mm.match(value);
+}
+
+/** Magic characters other than `*`: a name glob without them is a run of literals and stars. */
+const STAR_ONLY = /^[^?[\]{}()!+@\\]*$/;
+
+/**
+ * A name glob of literals and `*`s, matched like minimatch matches it as one segment with
+ * `dot: true`: `*` takes any run of characters. Minimatch never lets a glob match the names
+ * `.` and `..`, and has its own rules for the empty name: those three go to minimatch itself.
+ */
+function starGlob(pattern: string): GlobTest {
+  const pieces = asSegment(pattern).split('*');
+  const head = pieces[0]!;
+  const tail = pieces[pieces.length - 1]!;
+  const middle = pieces.slice(1, -1).filter((p) => p.length > 0);
+  const fixed = head.length + tail.length;
+  let mm: Minimatch | undefined;
+  return (raw) => {
+    if (raw === '' || raw === '.' || raw === '..') return (mm ??= new Minimatch(asSegment(pattern), options)).match(asSegment(raw));
+    const value = asSegment(raw);
+    if (value.length < fixed || !value.startsWith(head) || !value.endsWith(tail)) return false;
+    let at = head.length;
+    const end = value.length - tail.length;
+    for (const piece of middle) {
+      const found = value.indexOf(piece, at);
+      if (found === -1 || found + piece.length > end) return false;
+      at = found + piece.length;
+    }
+    return true;
+  };
 }
 
 export function compileNameGlob(pattern: string): GlobTest {

@@ -124,15 +124,16 @@ function issueDiagnostics(issue: Issue, root: Node, file: string, knownKeys: Rea
         return at(keyNode ?? node, `unknown field "${key}"${where}${hint}`);
       });
     }
-    case 'invalid_type': {
-      if (node === undefined) {
+    case 'invalid_type':
+    case 'invalid_value': {
+      // A required field that is absent (zod reports a missing enum or literal as invalid_value).
+      if (node === undefined && path.length > 0) {
         const parent = findNodeAtLocation(root, path.slice(0, -1));
         return [at(parent, `missing required field "${String(path[path.length - 1])}"${path.length > 1 ? ` at ${formatPath(path.slice(0, -1))}` : ''}`)];
       }
-      return [at(node, `expected ${issue.expected}${where}`)];
-    }
-    case 'invalid_value':
+      if (issue.code === 'invalid_type') return [at(node, `expected ${issue.expected}${where}`)];
       return [at(node, `expected ${issue.values.map((v) => JSON.stringify(v)).join(' or ')}${where}`)];
+    }
     case 'invalid_union':
       return [at(node, `no matcher form fits${where}: use a glob string, or { "equals" }, { "regex" }, { "glob" } or { "exists" }`)];
     case 'too_small':

@@ -50,7 +50,8 @@ export class PathResolver {
     const normal = path.resolve(this.workspace, raw);
     const absolute = this.followSymlinks ? realpathOfExistingPrefix(normal) : normal;
     const rel = path.relative(this.workspace, absolute);
-    const inside = rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+    // `..` as a whole first segment, not a name such as `..cache` that merely starts with it.
+    const inside = rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
     return { absolute, relative: inside ? rel.split(path.sep).join('/') : null };
   }
 

@@ -1,0 +1,123 @@
+// The runtime's own overhead: per auto-allowed tool call (the tool does nothing), a scripted
+// session of 10,000 allowed calls, and 1,000 callbacks open at once across 100 subagents
+// answered from the root's turn.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { Agent, PermissionPolicy, PermissionRule, Subagent } from '../src/runtime/agent.js';
+import { AllowApproval, Blocked, Completed } from '../src/runtime/answers.js';
+import { FileAuditLog } from '../src/runtime/audit.js';
+import { ScriptedModel, type Scenario } from '../src/runtime/scripted.js';
+import { tool } from '../src/runtime/tools.js';
+import type { BenchRow } from './table.js';
+
+const noop = tool({ name: 'noop', description: 'does nothing', inputSchema: z.object({ i: z.number() }) }, () => ({ ok: true }));
+const asked = tool({ name: 'asked', description: 'asks first', inputSchema: z.object({ i: z.number() }) }, () => ({ ok: true }));
+
+/** One turn of `steps` model responses with `width` parallel calls each, then a final answer. */
+function allowedCallsScenario(steps: number, width: number): Scenario {
+  const moves: Scenario['agents'][string] = [];
+  for (let s = 0; s < steps; s++) {
+    moves.push({ parallel: Array.from({ length: width }, (_, i) => ({ call: 'noop', input: { i: s * width + i } })) });
+  }
+  moves.push({ say: 'done' });
+  return { agents: { main: moves } };
+}
+
+async function timeAllowedSession(calls: number, width: number, audit: string | undefined): Promise<number> {
+  const steps = calls / width;
+  const agent = new Agent({
+    model: new ScriptedModel(allowedCallsScenario(steps, width)),
+    instructions: '',
+    tools: [noop],
+    permissionPolicy: new PermissionPolicy({ rules: [PermissionRule({ tools: ['client.noop'], decision: 'allow' })] }),
+    maxSteps: steps + 1,
+  });
+  const log = audit ? new FileAuditLog(audit) : undefined;
+  const session = await agent.startSession(log ? { audit: log } : {});
+  const start = process.hrtime.bigint();
+  const state = await session.run('go');
+  const ns = Number(process.hrtime.bigint() - start);
+  if (!(state instanceof Completed)) throw new Error(`session ended ${state.type}`);
+  await session.cancel();
+  log?.close();
+  return ns;
+}
+
+async function timeManyCallbacks(subagents: number, perSubagent: number): Promise<{ openNs: number; answerNs: number; open: number }> {
+  const researcher = Array.from({ length: perSubagent }, (_, i) => ({ call: 'asked', input: { i } }));
+  const scenario: Scenario = {
+    agents: {
+      main: [
+        { parallel: Array.from({ length: subagents }, (_, i) => ({ spawn: 'worker', task: `task ${i}` })) },
+        { wait: 'all' },
+        { say: 'all done' },
+      ],
+      worker: [{ parallel: researcher }, { say: 'ok' }],
+    },
+  };
+  const agent = new Agent({
+    model: new ScriptedModel(scenario),
+    instructions: '',
+    subagents: [new Subagent({ name: 'worker', tools: [asked] })],
+    permissionPolicy: new PermissionPolicy({
+      rules: [PermissionRule({ tools: ['agents.*'], decision: 'allow' }), PermissionRule({ tools: ['client.asked'], decision: 'ask' })],
+    }),
+  });
+  const session = await agent.startSession();
+  const t0 = process.hrtime.bigint();
+  let state = await session.run('go');
+  const openNs = Number(process.hrtime.bigint() - t0);
+  if (!(state instanceof Blocked)) throw new Error(`expected Blocked, got ${state.type}`);
+  const open = state.callbacks.length;
+  const t1 = process.hrtime.bigint();
+  const turn = session.turn(state.turnId);
+  await Promise.all(state.callbacks.map((c) => turn.answer(c.id, new AllowApproval())));
+  state = await turn.result({ after: state });
+  const answerNs = Number(process.hrtime.bigint() - t1);
+  if (!(state instanceof Completed)) throw new Error(`expected Completed, got ${state.type}`);
+  await session.cancel();
+  return { openNs, answerNs, open };
+}
+
+function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+export async function runtimeBench(): Promise<BenchRow[]> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentpolicy-runtime-bench-'));
+  const rows: BenchRow[] = [];
+  try {
+    await timeAllowedSession(1_000, 100, undefined); // warm up
+    const calls = 10_000;
+    const plain: number[] = [];
+    const audited: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      plain.push(await timeAllowedSession(calls, 100, undefined));
+      audited.push(await timeAllowedSession(calls, 100, path.join(dir, `audit-${i}.jsonl`)));
+    }
+    const session = median(plain);
+    const sessionAudited = median(audited);
+    rows.push(
+      { subject: 'runtime: allowed calls', size: calls, metric: 'per call (no audit)', value: session / calls / 1000, unit: 'µs', digits: 2,
+        target: { op: '<=', value: 20 }, note: '100 responses x 100 parallel calls; the tool does nothing' },
+      { subject: 'runtime: allowed calls', size: calls, metric: 'per call (audit file)', value: sessionAudited / calls / 1000, unit: 'µs', digits: 2,
+        target: { op: '<=', value: 20 }, note: 'one synchronous write per decision' },
+      { subject: 'runtime: allowed calls', size: calls, metric: 'whole session', value: sessionAudited / 1e6, unit: 'ms', digits: 1,
+        target: { op: '<', value: 1000 }, note: 'median of 5, with the audit file' },
+    );
+    const many: Array<{ openNs: number; answerNs: number; open: number }> = [];
+    for (let i = 0; i < 5; i++) many.push(await timeManyCallbacks(100, 10));
+    rows.push(
+      { subject: 'runtime: open callbacks', size: many[0]!.open, metric: 'open (100 subagents)', value: median(many.map((m) => m.openNs)) / 1e6, unit: 'ms', digits: 1,
+        note: 'run() until Blocked lists them all' },
+      { subject: 'runtime: open callbacks', size: many[0]!.open, metric: 'answer all', value: median(many.map((m) => m.answerNs)) / 1e6, unit: 'ms', digits: 1,
+        target: { op: '<', value: 100 }, note: 'turn.answer each from the root turn, then result() to Completed' },
+    );
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}

@@ -1,0 +1,33 @@
+// A tiny price list: the sample workspace's "project". `node src/index.js atlas` prints a price;
+// the sample's lookup_price client tool answers from the same table.
+'use strict';
+
+const PRICES = {
+  atlas: 129.0,
+  beacon: 49.5,
+  compass: 18.25,
+};
+
+/** The price of a product in euros, or undefined for a product that is not sold. */
+function lookupPrice(product) {
+  const key = String(product).trim().toLowerCase();
+  return Object.prototype.hasOwnProperty.call(PRICES, key) ? PRICES[key] : undefined;
+}
+
+module.exports = { PRICES, lookupPrice };
+
+if (require.main === module) {
+  const product = process.argv[2];
+  if (!product) {
+    console.error('usage: node src/index.js PRODUCT');
+    process.exitCode = 2;
+  } else {
+    const price = lookupPrice(product);
+    if (price === undefined) {
+      console.error(`no price for "${product}"`);
+      process.exitCode = 1;
+    } else {
+      console.log(`${product}: €${price.toFixed(2)}`);
+    }
+  }
+}

@@ -1,0 +1,164 @@
+// `agentpolicy run`: a headless run of one agent from `.agents.jsonc` against the workspace's
+// policy. A team runs it in CI to prove a scenario needs no unexpected asks: with no
+// `--answer`, every ask stays open and the run ends Blocked (exit 1), listing them.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { LayerName } from '../policy/compile.js';
+import { formatDiagnostic, LineMap, toJson } from '../policy/diagnostics.js';
+import { loadPolicyText, Policy, type PolicyLayer } from '../policy/policy.js';
+import { AllowApproval, DenyApproval, KeepCallbackOpen, SignInAnswer, type OpenCallback } from '../runtime/answers.js';
+import { FileAuditLog } from '../runtime/audit.js';
+import type { RuntimeEvent } from '../runtime/session.js';
+import { loadWorkspaceAgents } from '../runtime/workspaceAgents.js';
+
+export interface RunIo {
+  out: (line: string) => void;
+  err: (line: string) => void;
+  cwd: string;
+}
+
+export interface RunArgs {
+  prompt: string;
+  workspace?: string;
+  agents?: string;
+  agent?: string;
+  answer?: 'allow' | 'deny' | 'keep';
+  policy?: string;
+  managed?: string;
+  user?: string;
+  untrusted?: boolean;
+  audit?: string;
+  json?: boolean;
+}
+
+export class RunUsageError extends Error {}
+
+export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
+  const workspaceFolder = path.resolve(io.cwd, args.workspace ?? '.');
+  if (!fs.existsSync(workspaceFolder)) throw new RunUsageError(`--workspace ${args.workspace}: no such folder`);
+  const named = (file: string | undefined, flag: string): string | undefined => {
+    if (file === undefined) return undefined;
+    const full = path.resolve(io.cwd, file);
+    if (!fs.existsSync(full)) throw new RunUsageError(`${flag} ${file}: no such file`);
+    return full;
+  };
+  const layers: Partial<Record<LayerName, PolicyLayer>> = {};
+  const load = (file: string | undefined, layer: LayerName): void => {
+    if (file) layers[layer] = loadPolicyText(fs.readFileSync(file, 'utf8'), path.relative(io.cwd, file) || file, layer);
+  };
+  load(named(args.managed, '--managed'), 'managed');
+  const defaultPolicy = path.join(workspaceFolder, '.agentpolicy.jsonc');
+  load(named(args.policy, '--policy') ?? (fs.existsSync(defaultPolicy) ? defaultPolicy : undefined), 'workspace');
+  load(named(args.user, '--user'), 'user');
+
+  let invalid = false;
+  for (const layer of Object.values(layers)) {
+    if (layer.valid) continue;
+    invalid = true;
+    const lines = new LineMap(layer.parsed.text);
+    for (const d of layer.diagnostics) io.err(formatDiagnostic(toJson(d, lines)));
+  }
+
+  const loaded = loadWorkspaceAgents({ workspaceFolder, ...(args.agents ? { agentsFile: named(args.agents, '--agents')! } : {}) });
+  if (loaded.diagnostics.some((d) => d.severity === 'error')) {
+    const lines = new LineMap(loaded.parsed?.text ?? '');
+    for (const d of loaded.diagnostics) io.err(formatDiagnostic(toJson(d, lines)));
+    return 1;
+  }
+  const agent = args.agent ? loaded.agents.find((a) => a.name === args.agent) : loaded.agents[0];
+  if (!agent) throw new RunUsageError(`--agent ${args.agent}: no such agent (${loaded.agents.map((a) => a.name).join(', ')})`);
+
+  const answer = args.answer ?? 'keep';
+  const transcript: RuntimeEvent[] = [];
+  const audit = args.audit ? new FileAuditLog(path.resolve(io.cwd, args.audit)) : undefined;
+  const session = await agent.startSession({
+    workspaceFolder,
+    trusted: args.untrusted !== true,
+    ...(Object.keys(layers).length > 0 ? { policy: new Policy(layers) } : {}),
+    ...(audit ? { audit } : {}),
+    onApproval: (_ctx, request) => {
+      if (answer === 'allow') return new AllowApproval();
+      if (answer === 'deny') return new DenyApproval({ reason: 'denied by agentpolicy run --answer deny' });
+      void request;
+      return new KeepCallbackOpen();
+    },
+    onSignIn: (_ctx, sources) =>
+      answer === 'keep' ? new KeepCallbackOpen() : new SignInAnswer({ denied: sources.map((s) => s.id) }),
+  });
+  for (const w of session.warnings) io.err(`warning: ${w}`);
+  const collecting = (async () => {
+    for await (const e of session.events()) {
+      transcript.push(e);
+      if (!args.json) for (const line of describeEvent(e, session.id)) io.out(line);
+    }
+  })();
+
+  const state = await session.run(args.prompt);
+  await session.cancel();
+  await collecting;
+  audit?.close();
+
+  if (args.json) {
+    io.out(JSON.stringify({
+      agent: agent.name,
+      state: state.type,
+      ...(state.type === 'completed' ? { text: state.text } : {}),
+      ...(state.type === 'failed' ? { error: state.error } : {}),
+      ...(state.type === 'blocked' ? { callbacks: state.callbacks.map(describeCallbackJson) } : {}),
+      warnings: session.warnings,
+      transcript,
+    }, null, 2));
+  } else if (state.type === 'completed') {
+    io.out(`completed: ${state.text}`);
+  } else if (state.type === 'failed') {
+    io.out(`failed: ${state.error}`);
+  } else {
+    io.out(`blocked: ${state.callbacks.length} open callback${state.callbacks.length === 1 ? '' : 's'} (run with --answer allow|deny to answer asks)`);
+    for (const c of state.callbacks) io.out(`  ${describeCallback(c)}`);
+  }
+  if (invalid) return 1;
+  return state.type === 'completed' ? 0 : 1;
+}
+
+function describeCallbackJson(c: OpenCallback): Record<string, unknown> {
+  return c.type === 'approval'
+    ? { id: c.id, type: c.type, sessionId: c.sessionId, turnId: c.turnId, agent: c.agent, tool: c.request.tool.id, input: c.request.input, rule: c.request.decision?.rule ?? null, hook: c.request.hook ?? null }
+    : { id: c.id, type: c.type, sessionId: c.sessionId, turnId: c.turnId, agent: c.agent, sources: c.sources };
+}
+
+function describeCallback(c: OpenCallback): string {
+  if (c.type === 'sign-in') return `[${c.agent}] sign-in to ${c.sources.map((s) => s.name).join(', ')}`;
+  const rule = c.request.decision?.rule;
+  const by = c.request.hook ? `hook ${c.request.hook}` : rule ? `${rule.file}:${rule.line}${rule.id ? ` "${rule.id}"` : ''}` : 'the default';
+  return `[${c.agent}] ${c.request.tool.id} ${compact(c.request.input)} (asked by ${by})`;
+}
+
+function compact(value: unknown, max = 100): string {
+  const s = JSON.stringify(value) ?? '';
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+function describeEvent(e: RuntimeEvent, rootId: string): string[] {
+  const who = (agent: string, sessionId: string): string => (sessionId === rootId ? `[${agent}]` : `[${agent} ${sessionId}]`);
+  switch (e.type) {
+    case 'turn-started':
+      return [`${who(e.agent, e.sessionId)} > ${e.prompt}`];
+    case 'tool-call': {
+      const rule = e.decision.rule;
+      const source = e.by !== 'policy' ? e.by : rule ? `${rule.layer} ${rule.file}:${rule.line}${rule.id ? ` "${rule.id}"` : ''}` : 'default';
+      return [`${who(e.agent, e.sessionId)} ${e.toolId} ${compact(e.input)} -> ${e.effective} (${source})`];
+    }
+    case 'tool-result':
+      return [`${who(e.agent, e.sessionId)}   ${e.ok ? 'result' : 'error'}: ${compact(e.content, 120)}`];
+    case 'message':
+      return [`${who(e.agent, e.sessionId)} says: ${e.text}`];
+    case 'callback-settled':
+      return [`${who(e.agent, e.sessionId)}   answered ${e.outcome} by ${e.by}`];
+    case 'turn-ended':
+      return e.state === 'failed' ? [`${who(e.agent, e.sessionId)} failed: ${e.error}`] : [];
+    case 'warning':
+      return [`warning: ${e.message}`];
+    default:
+      return [];
+  }
+}

@@ -1,0 +1,20 @@
+// The package's `./runtime` entry (runtime.md): the agent runtime for programs, the CLI and
+// other extensions. Plain TypeScript, no `vscode`.
+export { Agent, Builtins, PermissionPolicy, PermissionRule, Subagent } from './runtime/agent.js';
+export type { AgentOptions, PermissionMode, SubagentOptions, ToolHook } from './runtime/agent.js';
+export {
+  AllowApproval, AlreadySettled, Answered, Blocked, Completed, DenyApproval, Failed, KeepCallbackOpen, NotFound,
+  OpenApproval, OpenSignIn, SdkError, SignInAnswer,
+} from './runtime/answers.js';
+export type { ApprovalRequest, ApprovalTool, OpenCallback, SignInSourceRequest, TurnState, AnswerResult } from './runtime/answers.js';
+export { Session, Turn, startSession, DEFAULT_PROTECTED_FILES } from './runtime/session.js';
+export type { ApprovalHandler, CallbackContext, RuntimeEvent, SignInHandler, StartSessionOptions } from './runtime/session.js';
+export { tool } from './runtime/tools.js';
+export type { RuntimeTool, SignInSource, ToolRunContext } from './runtime/tools.js';
+export { ScriptedModel } from './runtime/scripted.js';
+export { ModelError } from './runtime/model.js';
+export type { Model, ModelRequest, ModelResponse, Message } from './runtime/model.js';
+export { builtinTools } from './runtime/builtins.js';
+export { FileAuditLog, MemoryAuditLog, readAuditLog, auditTable } from './runtime/audit.js';
+export { Policy, loadPolicyText } from './policy/policy.js';
+export { initShellParser } from './policy/shell.js';

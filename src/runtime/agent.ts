@@ -1,0 +1,128 @@
+// Agents, subagents and their permission policies, as a program declares them in code.
+import { loadPolicyText, Policy } from '../policy/policy.js';
+import { formatDiagnostic, toJson } from '../policy/diagnostics.js';
+import { RuleSchema, type Decision, type Rule } from '../policy/schema.js';
+import { SdkError } from './answers.js';
+import type { Model } from './model.js';
+import { startSession, type Session, type StartSessionOptions } from './session.js';
+import type { RuntimeTool } from './tools.js';
+
+export type PermissionMode = 'auto' | 'ask' | 'deny';
+
+/** Which builtin tool families an agent or subagent gets. */
+export class Builtins {
+  /** `agents.spawn`, `agents.message`, `agents.wait`, `agents.interrupt`. */
+  readonly subagents: boolean;
+  /** read, write, list, search, delete and rename files in the workspace folder. */
+  readonly files: boolean;
+  /** `builtin.run_command`. */
+  readonly commands: boolean;
+  constructor(options: { subagents?: boolean; files?: boolean; commands?: boolean } = {}) {
+    this.subagents = options.subagents ?? true;
+    this.files = options.files ?? false;
+    this.commands = options.commands ?? false;
+  }
+}
+
+/** A rule built in code: the same fields and matchers as a rule in `.agentpolicy.jsonc`. */
+export function PermissionRule(rule: Rule): Rule {
+  const checked = RuleSchema.safeParse(rule);
+  if (!checked.success) throw new SdkError(`invalid PermissionRule: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return checked.data;
+}
+
+/** A policy built in code. It is compiled by the same engine as the policy file. */
+export class PermissionPolicy {
+  readonly policy: Policy;
+  constructor(options: { default?: Decision; rules?: readonly Rule[] }) {
+    const text = JSON.stringify({ version: 1, ...(options.default ? { default: options.default } : {}), rules: options.rules ?? [] }, null, 2);
+    const layer = loadPolicyText(text, '<PermissionPolicy>', 'workspace');
+    if (!layer.valid) {
+      const lines = layer.diagnostics.map((d) => formatDiagnostic(toJson(d, layer.parsed.lines)));
+      throw new SdkError(`invalid PermissionPolicy:\n${lines.join('\n')}`);
+    }
+    this.policy = new Policy({ workspace: layer });
+  }
+}
+
+export interface SubagentOptions {
+  name: string;
+  description?: string;
+  instructions?: string;
+  tools?: readonly RuntimeTool[];
+  /** Default: no subagents of its own, no files, no commands. */
+  builtins?: Builtins;
+  /** Default: the root agent's model. */
+  model?: Model;
+}
+
+export class Subagent {
+  readonly name: string;
+  readonly description: string;
+  readonly instructions: string;
+  readonly tools: readonly RuntimeTool[];
+  readonly builtins: Builtins;
+  readonly model: Model | undefined;
+  constructor(options: SubagentOptions) {
+    this.name = options.name;
+    this.description = options.description ?? '';
+    this.instructions = options.instructions ?? '';
+    this.tools = options.tools ?? [];
+    this.builtins = options.builtins ?? new Builtins({ subagents: false });
+    this.model = options.model;
+  }
+}
+
+/** Decides whether a call needs a person regardless of the policy (e.g. protected files). */
+export interface ToolHook {
+  name: string;
+  /** Return a title to ask with, or undefined to let the policy decide alone. */
+  check(call: { tool: RuntimeTool; input: unknown; agent: string; workspaceFolder: string }): string | undefined;
+}
+
+export interface AgentOptions {
+  name?: string;
+  model: Model;
+  instructions: string;
+  tools?: readonly RuntimeTool[];
+  subagents?: readonly Subagent[];
+  permissionMode?: PermissionMode;
+  permissionPolicy?: PermissionPolicy | Policy;
+  builtins?: Builtins;
+  /** At most this many model calls in one turn (default 200). */
+  maxSteps?: number;
+}
+
+export class Agent {
+  readonly name: string;
+  readonly model: Model;
+  readonly instructions: string;
+  readonly tools: readonly RuntimeTool[];
+  readonly subagents: readonly Subagent[];
+  readonly permissionMode: PermissionMode;
+  readonly permissionPolicy: Policy | undefined;
+  readonly builtins: Builtins;
+  readonly maxSteps: number;
+
+  constructor(options: AgentOptions) {
+    this.name = options.name ?? 'main';
+    this.model = options.model;
+    this.instructions = options.instructions;
+    this.tools = options.tools ?? [];
+    this.subagents = options.subagents ?? [];
+    this.permissionMode = options.permissionMode ?? 'ask';
+    this.permissionPolicy = options.permissionPolicy instanceof PermissionPolicy ? options.permissionPolicy.policy : options.permissionPolicy;
+    this.builtins = options.builtins ?? new Builtins();
+    this.maxSteps = options.maxSteps ?? 200;
+    const names = new Set<string>();
+    for (const s of this.subagents) {
+      if (names.has(s.name)) throw new SdkError(`two subagents are named "${s.name}"`);
+      names.add(s.name);
+    }
+  }
+
+  /** Starts a session; its handlers answer the callbacks of the whole tree of subagents. */
+  startSession(options: StartSessionOptions = {}): Promise<Session> {
+    return startSession(this, options);
+  }
+}

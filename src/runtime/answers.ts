@@ -1,0 +1,168 @@
+// The values that cross the runtime's surface: answers to callbacks, what answering returns,
+// the states a turn reaches, and the callbacks themselves (runtime.md; names from the seed).
+import type { ToolAnnotations, ToolKind } from '../policy/call.js';
+import type { PolicyDecision } from '../policy/policy.js';
+
+/** An error in how the runtime was used: a bad handler return, an answer it cannot take. */
+export class SdkError extends Error {
+  override name = 'SdkError';
+}
+
+export class AllowApproval {
+  readonly type = 'allow' as const;
+  readonly scope: 'once' | 'session';
+  constructor(options: { scope?: 'once' | 'session' } = {}) {
+    this.scope = options.scope ?? 'once';
+  }
+}
+
+export class DenyApproval {
+  readonly type = 'deny' as const;
+  constructor(readonly options: { reason?: string } = {}) {}
+}
+
+/** A handler's return only, never an answer: leaves the callback open for someone to answer later. */
+export class KeepCallbackOpen {
+  readonly type = 'keep' as const;
+}
+
+export class SignInAnswer {
+  readonly type = 'sign-in' as const;
+  readonly connected: readonly string[];
+  readonly denied: readonly string[];
+  constructor(options: { connected?: Iterable<string>; denied?: Iterable<string> } = {}) {
+    this.connected = [...(options.connected ?? [])];
+    this.denied = [...(options.denied ?? [])];
+  }
+}
+
+export type ApprovalAnswer = AllowApproval | DenyApproval;
+export type CallbackAnswer = ApprovalAnswer | SignInAnswer;
+
+/** The callback was open when read, and it was answered. */
+export class Answered {
+  readonly type = 'answered' as const;
+  constructor(
+    readonly sessionId: string,
+    readonly callbackId: string,
+    readonly answer: CallbackAnswer,
+  ) {}
+}
+
+/** The callback is no longer open (answered elsewhere, timed out, or its turn or session ended). Nothing changed. */
+export class AlreadySettled {
+  readonly type = 'already-settled' as const;
+  constructor(
+    readonly sessionId: string,
+    readonly callbackId: string,
+  ) {}
+}
+
+/** The session never opened this callback, and none of its subagents has it open. Nothing changed. */
+export class NotFound {
+  readonly type = 'not-found' as const;
+  constructor(
+    readonly sessionId: string,
+    readonly callbackId: string,
+  ) {}
+}
+
+export type AnswerResult = Answered | AlreadySettled | NotFound;
+
+export interface ApprovalTool {
+  /** The stable id: decide on this, never on `name`. */
+  id: string;
+  /** The name the model used. */
+  name: string;
+  kind: ToolKind | 'unknown';
+  description?: string;
+  annotations: ToolAnnotations;
+}
+
+export interface ApprovalRequest {
+  tool: ApprovalTool;
+  /** Set when a hook (not the policy) asks; such an approval cannot be allowed for the session. */
+  hook?: string;
+  title: string;
+  input: unknown;
+  /** The policy's decision that opened it (the rule that asked, its reason). */
+  decision?: PolicyDecision;
+  /** Whether "allow for this session" may be offered. */
+  sessionAllowed: boolean;
+  /** For an ask with a timeout: when it lapses (epoch ms) and what happens then. */
+  timeout?: { at: number; onTimeout: 'deny' | 'keep' };
+}
+
+export interface SignInSourceRequest {
+  source: 'connector' | 'mcp';
+  id: string;
+  name: string;
+  mode: 'connect' | 'reconnect';
+}
+
+interface CallbackBase {
+  id: string;
+  /** The session that asked (a subagent's own session for its calls). */
+  sessionId: string;
+  /** The turn of that session that asked. */
+  turnId: string;
+  /** The agent or subagent name of that session. */
+  agent: string;
+  openedAt: number;
+}
+
+export class OpenApproval implements CallbackBase {
+  readonly type = 'approval' as const;
+  constructor(
+    readonly id: string,
+    readonly sessionId: string,
+    readonly turnId: string,
+    readonly agent: string,
+    readonly openedAt: number,
+    readonly request: ApprovalRequest,
+  ) {}
+}
+
+export class OpenSignIn implements CallbackBase {
+  readonly type = 'sign-in' as const;
+  constructor(
+    readonly id: string,
+    readonly sessionId: string,
+    readonly turnId: string,
+    readonly agent: string,
+    readonly openedAt: number,
+    readonly sources: readonly SignInSourceRequest[],
+  ) {}
+}
+
+export type OpenCallback = OpenApproval | OpenSignIn;
+
+export class Completed {
+  readonly type = 'completed' as const;
+  constructor(
+    readonly turnId: string,
+    readonly text: string,
+  ) {}
+}
+
+export class Blocked {
+  readonly type = 'blocked' as const;
+  constructor(
+    /** The root session's turn: answer on it, then wait with `turn.result({ after: this })`. */
+    readonly turnId: string,
+    /** Every open callback of the whole tree. */
+    readonly callbacks: readonly OpenCallback[],
+    /** The tree's change counter when this was taken (what `after` compares against). */
+    readonly version: number,
+  ) {}
+}
+
+export class Failed {
+  readonly type = 'failed' as const;
+  constructor(
+    readonly turnId: string,
+    readonly error: string,
+  ) {}
+}
+
+export type TurnState = Completed | Blocked | Failed;

@@ -1,0 +1,593 @@
+// The audit log: one JSON line per event (a session starting or ending, a decision on a tool
+// call, a callback opened or settled). The runtime writes a decision line BEFORE the tool runs,
+// so the log must never lose a line once `write` has returned, even if the process dies the
+// next instant. The reader is tolerant: a half-written last line (a crash mid-write) or a
+// garbage line is reported and skipped, never the end of reading.
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { canonicalJson } from '../policy/compile.js';
+
+export type AuditEvent = 'session-started' | 'session-ended' | 'decision' | 'callback-opened' | 'callback-settled';
+
+export const AUDIT_EVENTS: readonly AuditEvent[] = [
+  'session-started',
+  'session-ended',
+  'decision',
+  'callback-opened',
+  'callback-settled',
+];
+
+export interface AuditEntry {
+  /** ISO 8601. */
+  time: string;
+  event: AuditEvent;
+  /** Session id. */
+  session: string;
+  /** For a subagent's session-started: the session that started it. */
+  parentSession?: string;
+  turn?: string;
+  /** Agent or subagent name. */
+  agent?: string;
+  /** Stable tool id. */
+  tool?: string;
+  /** 'sha256:' + hex of the canonical JSON of the input (see `inputDigest`). */
+  inputDigest?: string;
+  /** Short human summary of the input (at most 160 characters; see `summarizeInput`). */
+  summary?: string;
+  decision?: 'allow' | 'ask' | 'deny';
+  /** The rule that decided; null when a default decided. */
+  rule?: { layer: string; id: string | null; index: number; file: string; line: number } | null;
+  /** When rule is null: which layer's default, or 'permissionMode', or 'builtin'. */
+  default?: string;
+  lowered?: boolean;
+  reason?: string;
+  hook?: string;
+  /** Callback id, for asks and their answers. */
+  callback?: string;
+  answeredBy?: 'handler' | 'person' | 'timeout' | 'session' | 'cancel';
+  answer?: 'allow-once' | 'allow-session' | 'deny' | 'kept' | 'closed' | 'connected' | 'refused';
+  /** For session-ended. */
+  state?: 'completed' | 'failed' | 'cancelled' | 'interrupted';
+}
+
+export interface AuditSink {
+  write(entry: AuditEntry): void;
+  close(): void;
+}
+
+/** The longest summary kept, in UTF-16 code units (an ellipsis marks a cut). */
+export const SUMMARY_MAX = 160;
+
+/**
+ * The longest line written, in bytes with its newline. Kept under 4 KiB (PIPE_BUF on Linux,
+ * and one page) so that one `write(2)` on an O_APPEND descriptor lands as one unit even with
+ * another process appending to the same file: lines of two writers never interleave.
+ */
+export const MAX_LINE_BYTES = 4000;
+
+/** No string field is cut shorter than this when a line has to be shrunk. */
+const FIELD_FLOOR = 32;
+
+// ---------------------------------------------------------------------------------------------
+// Sinks
+
+export interface FileAuditLogOptions {
+  /**
+   * Also call fdatasync(2) after every line. Default false.
+   *
+   * Without it, a line is in the kernel's page cache when `write` returns: it survives any
+   * crash of this process (an exception, `process.abort()`, SIGKILL, an out-of-memory kill,
+   * the window being closed or reloaded), because the kernel, not the process, owns the data
+   * from then on. What it does not survive is the machine going down before the kernel
+   * flushes (power loss, kernel panic, a VM being killed), typically up to ~30 s of lines.
+   *
+   * With it, each line is on stable storage when `write` returns, at the price of one disk
+   * flush per line: tens of microseconds to milliseconds on a local SSD, far more on a
+   * spinning disk or a network file system, and the event loop is blocked meanwhile (the
+   * write is synchronous by design). Choose it when the log is evidence that must survive
+   * the host itself failing.
+   */
+  fsync?: boolean;
+}
+
+/**
+ * Appends one JSON line per entry to a file, synchronously, with no buffering in user space.
+ *
+ * - The file is opened lazily, once, with flag 'a' (O_APPEND): every write goes to the current
+ *   end of the file, whatever other writers (another window) have appended meanwhile.
+ * - Each line goes out in a single `writeSync` of the whole buffer (looping only if the kernel
+ *   reports a short write, which regular local files do not do), so a line is either all in
+ *   the kernel or, if this process dies during the call, at worst cut at its end. A line is at
+ *   most MAX_LINE_BYTES long (long summaries, reasons and then other strings are truncated),
+ *   so concurrent writers' lines do not interleave.
+ * - If the file ends in a half-written line left by an earlier crash, a newline is written
+ *   first so that the first new line is not glued onto it.
+ * - A failing write throws: the caller (which writes the decision before running the tool)
+ *   must treat an entry that could not be recorded as a reason not to go on.
+ */
+export class FileAuditLog implements AuditSink {
+  private fd: number | undefined;
+  private closed = false;
+  private readonly fsync: boolean;
+
+  constructor(
+    readonly file: string,
+    options: FileAuditLogOptions = {},
+  ) {
+    this.fsync = options.fsync ?? false;
+  }
+
+  write(entry: AuditEntry): void {
+    if (this.closed) throw new Error(`audit log ${this.file} is closed`);
+    const line = encodeAuditLine(entry);
+    const fd = this.open();
+    let offset = 0;
+    while (offset < line.length) {
+      const n = fs.writeSync(fd, line, offset, line.length - offset);
+      if (n <= 0) throw new Error(`audit log ${this.file}: write made no progress`);
+      offset += n;
+    }
+    if (this.fsync) fs.fdatasyncSync(fd);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const fd = this.fd;
+    this.fd = undefined;
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+
+  private open(): number {
+    if (this.fd !== undefined) return this.fd;
+    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    const fd = fs.openSync(this.file, 'a');
+    try {
+      if (!endsInNewline(this.file, fs.fstatSync(fd).size)) fs.writeSync(fd, '\n');
+    } catch (error) {
+      fs.closeSync(fd);
+      throw error;
+    }
+    this.fd = fd;
+    return fd;
+  }
+}
+
+/** Whether a file of this size is empty or ends in '\n' (read on its own descriptor: ours is write-only). */
+function endsInNewline(file: string, size: number): boolean {
+  if (size === 0) return true;
+  const fd = fs.openSync(file, 'r');
+  try {
+    const byte = Buffer.alloc(1);
+    const n = fs.readSync(fd, byte, 0, 1, size - 1);
+    return n === 0 || byte[0] === 0x0a;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Keeps entries in memory (tests, and a session's own view of its log). */
+export class MemoryAuditLog implements AuditSink {
+  readonly entries: AuditEntry[] = [];
+  private closed = false;
+
+  write(entry: AuditEntry): void {
+    if (this.closed) throw new Error('audit log is closed');
+    // A copy: a caller reusing its object must not rewrite history.
+    this.entries.push(structuredClone(entry));
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+}
+
+/** One entry as its line: JSON, newline-terminated, at most MAX_LINE_BYTES bytes. */
+export function encodeAuditLine(entry: AuditEntry): Buffer {
+  let e: AuditEntry = entry;
+  if (e.summary !== undefined && e.summary.length > SUMMARY_MAX) e = { ...e, summary: truncate(e.summary, SUMMARY_MAX) };
+  const line = `${JSON.stringify(e)}\n`;
+  if (line.length <= MAX_LINE_BYTES / 3 || Buffer.byteLength(line) <= MAX_LINE_BYTES) return Buffer.from(line);
+  return Buffer.from(`${JSON.stringify(shrink(e))}\n`);
+}
+
+/** Fields never cut: short by nature, and what readers match on. */
+const UNCUT = new Set(['time', 'event', 'decision', 'answeredBy', 'answer', 'state']);
+/** Cut first: prose, meant to be read, not matched. */
+const CUT_FIRST = new Set(['reason', 'summary']);
+/** Cut last: the ids recovery and tables match entries on. */
+const CUT_LAST = new Set(['session', 'parentSession', 'turn', 'callback']);
+
+/**
+ * Cuts strings until the line fits: the reason and summary first, then whichever other string
+ * is longest (tool, agent, hook, the rule's file and id, unknown fields), and the ids that
+ * entries are matched on (session, turn, callback) only last. Each string keeps at least
+ * FIELD_FLOOR characters; if the line is still too long after that (only possible with huge
+ * non-string extra fields), it is written as it is.
+ */
+function shrink(entry: AuditEntry): AuditEntry {
+  const e = { ...entry } as AuditEntry & Record<string, unknown>;
+  if (entry.rule) e.rule = { ...entry.rule };
+  type Slot = { get(): string; set(v: string): void };
+  const phaseOf = (key: string): 1 | 2 | 3 => (CUT_FIRST.has(key) ? 1 : CUT_LAST.has(key) ? 3 : 2);
+  const slots = (phase: 1 | 2 | 3): Slot[] => {
+    const out: Slot[] = [];
+    for (const key of Object.keys(e))
+      if (!UNCUT.has(key) && phaseOf(key) === phase && typeof e[key] === 'string')
+        out.push({ get: () => e[key] as string, set: (v) => (e[key] = v) });
+    if (phase === 2 && e.rule) {
+      const rule = e.rule as Record<string, unknown>;
+      for (const key of ['file', 'id', 'layer'])
+        if (typeof rule[key] === 'string') out.push({ get: () => rule[key] as string, set: (v) => (rule[key] = v) });
+    }
+    return out;
+  };
+  for (const phase of [1, 2, 3] as const) {
+    for (;;) {
+      const excess = Buffer.byteLength(`${JSON.stringify(e)}\n`) - MAX_LINE_BYTES;
+      if (excess <= 0) return e;
+      let longest: Slot | undefined;
+      for (const slot of slots(phase))
+        if (slot.get().length > FIELD_FLOOR && (!longest || slot.get().length > longest.get().length)) longest = slot;
+      if (!longest) break;
+      longest.set(cutToBytes(longest.get(), excess));
+    }
+  }
+  return e;
+}
+
+/**
+ * The longest cut of `value` (not below FIELD_FLOOR) whose JSON is at least `excess` bytes
+ * shorter than the JSON of `value`, found by bisection over the cut length.
+ */
+function cutToBytes(value: string, excess: number): string {
+  const jsonBytes = (s: string) => Buffer.byteLength(JSON.stringify(s));
+  const target = jsonBytes(value) - excess;
+  // Every character is at least one byte of JSON, so no fitting cut is longer than `target`.
+  let lo = FIELD_FLOOR;
+  let hi = Math.max(FIELD_FLOOR, Math.min(value.length - 1, target));
+  const head = value.slice(0, hi + 1);
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (jsonBytes(truncate(head, mid)) <= target) lo = mid;
+    else hi = mid - 1;
+  }
+  return truncate(head, lo);
+}
+
+/** Cuts to at most `max` UTF-16 units, the last being '…', never splitting a surrogate pair. */
+export function truncate(text: string, max: number): string {
+  if (text.length <= max) return text;
+  if (max <= 0) return '';
+  let cut = max - 1;
+  const last = text.charCodeAt(cut - 1);
+  if (last >= 0xd800 && last <= 0xdbff) cut--;
+  return `${text.slice(0, cut)}…`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What goes into an entry
+
+/** 'sha256:' + hex of the canonical JSON (keys sorted) of the input: stable across key order. */
+export function inputDigest(input: unknown): string {
+  return `sha256:${createHash('sha256').update(canonicalJson(input), 'utf8').digest('hex')}`;
+}
+
+/** Keys whose value is the call, as a person would write it. */
+const COMMAND_KEYS = ['command', 'cmd'];
+/** Keys that name what the call is about; shown as `key: value`. */
+const NAMED_KEYS = ['path', 'file_path', 'filePath', 'file', 'paths', 'url', 'uri', 'pattern', 'query'];
+
+/**
+ * A one-line summary of a tool input, at most `max` characters: the command for
+ * `{command: 'npm test'}`, `path: src/a.ts` for `{path: 'src/a.ts'}` (and the like for
+ * file_path, url, pattern, …), a string as it is, anything else as compact JSON. Whitespace
+ * runs become one space; a cut ends in '…'.
+ */
+export function summarizeInput(input: unknown, max: number = SUMMARY_MAX): string {
+  return truncate(oneLine(summaryText(input, max)), max);
+}
+
+function summaryText(input: unknown, max: number): string {
+  if (typeof input === 'string') return input.slice(0, max * 4);
+  if (input !== null && typeof input === 'object' && !Array.isArray(input)) {
+    const record = input as Record<string, unknown>;
+    for (const key of COMMAND_KEYS) {
+      const text = textOf(record[key], ' ', max);
+      if (text !== undefined) return text;
+    }
+    for (const key of NAMED_KEYS) {
+      const text = textOf(record[key], ', ', max);
+      if (text !== undefined) return `${key}: ${text}`;
+    }
+  }
+  return boundedJson(input, max * 4);
+}
+
+/** A string, or an array of strings joined; undefined for anything else. */
+function textOf(value: unknown, separator: string, max: number): string | undefined {
+  if (typeof value === 'string') return value.slice(0, max * 4);
+  if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string'))
+    return (value as string[]).join(separator).slice(0, max * 4);
+  return undefined;
+}
+
+function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\s\u0000-\u001f\u007f]+/g, ' ').trim();
+}
+
+/**
+ * Compact JSON in key order as given, stopping once past `limit` characters, so a huge input
+ * costs no more than its first few hundred characters. Cycles print as "[Circular]".
+ */
+function boundedJson(value: unknown, limit: number): string {
+  let out = '';
+  const stack: object[] = [];
+  const full = (): boolean => out.length > limit;
+  const emit = (v: unknown, inArray: boolean): void => {
+    if (full()) return;
+    if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function')
+      v = (v as { toJSON(): unknown }).toJSON();
+    if (typeof v === 'string') {
+      out += JSON.stringify(v.length > limit ? v.slice(0, limit + 1) : v);
+      return;
+    }
+    if (typeof v === 'bigint') {
+      out += v.toString();
+      return;
+    }
+    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') {
+      out += inArray ? 'null' : '';
+      return;
+    }
+    if (v === null || typeof v !== 'object') {
+      out += JSON.stringify(v);
+      return;
+    }
+    if (stack.includes(v)) {
+      out += '"[Circular]"';
+      return;
+    }
+    stack.push(v);
+    if (Array.isArray(v)) {
+      out += '[';
+      for (let i = 0; i < v.length && !full(); i++) {
+        if (i > 0) out += ',';
+        emit(v[i], true);
+      }
+      out += ']';
+    } else {
+      out += '{';
+      let first = true;
+      for (const [key, item] of Object.entries(v)) {
+        if (full()) break;
+        if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
+        out += `${first ? '' : ','}${JSON.stringify(key)}:`;
+        first = false;
+        emit(item, false);
+      }
+      out += '}';
+    }
+    stack.pop();
+  };
+  emit(value, false);
+  return out === '' ? String(value) : out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+export interface AuditProblem {
+  /** 1-based line number in the file. */
+  line: number;
+  message: string;
+}
+
+export interface AuditRead {
+  entries: AuditEntry[];
+  problems: AuditProblem[];
+}
+
+const RuleSchema = z.looseObject({
+  layer: z.string(),
+  id: z.string().nullable(),
+  index: z.number().int(),
+  file: z.string(),
+  line: z.number().int(),
+});
+
+/** Loose: fields the reader does not know are kept; known fields of the wrong type are problems. */
+const EntrySchema = z.looseObject({
+  time: z.string(),
+  event: z.enum(AUDIT_EVENTS as [AuditEvent, ...AuditEvent[]]),
+  session: z.string(),
+  parentSession: z.string().optional(),
+  turn: z.string().optional(),
+  agent: z.string().optional(),
+  tool: z.string().optional(),
+  inputDigest: z.string().optional(),
+  summary: z.string().optional(),
+  decision: z.enum(['allow', 'ask', 'deny']).optional(),
+  rule: RuleSchema.nullable().optional(),
+  default: z.string().optional(),
+  lowered: z.boolean().optional(),
+  reason: z.string().optional(),
+  hook: z.string().optional(),
+  callback: z.string().optional(),
+  answeredBy: z.enum(['handler', 'person', 'timeout', 'session', 'cancel']).optional(),
+  answer: z.enum(['allow-once', 'allow-session', 'deny', 'kept', 'closed', 'connected', 'refused']).optional(),
+  state: z.enum(['completed', 'failed', 'cancelled', 'interrupted']).optional(),
+});
+
+/** Reads a log file; a file that does not exist yet reads as empty. Other I/O errors throw. */
+export function readAuditLog(file: string): AuditRead {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { entries: [], problems: [] };
+    throw error;
+  }
+  return parseAuditText(text);
+}
+
+/**
+ * Parses JSON lines. Blank lines are skipped; a line that is not JSON or not an entry is a
+ * problem (with its 1-based line number) and reading goes on with the next one. A last line
+ * without its newline is what a crash mid-write leaves: it is read if it happens to be whole,
+ * and otherwise reported as cut off.
+ */
+export function parseAuditText(text: string): AuditRead {
+  const entries: AuditEntry[] = [];
+  const problems: AuditProblem[] = [];
+  const lines = text.split('\n');
+  const unterminated = lines[lines.length - 1] !== '';
+  if (!unterminated) lines.pop();
+  lines.forEach((raw, i) => {
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (line.trim() === '') return;
+    const lineNumber = i + 1;
+    const last = unterminated && i === lines.length - 1;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (error) {
+      problems.push({
+        line: lineNumber,
+        message: last
+          ? `cut off: the file ends in a half-written line (${preview(line)})`
+          : `not JSON: ${(error as Error).message} (${preview(line)})`,
+      });
+      return;
+    }
+    const checked = EntrySchema.safeParse(value);
+    if (!checked.success) {
+      const details = checked.error.issues
+        .map((issue) => `${issue.path.length ? issue.path.join('.') : 'entry'}: ${issue.message}`)
+        .join('; ');
+      problems.push({ line: lineNumber, message: `not an audit entry: ${details}` });
+      return;
+    }
+    entries.push(checked.data as AuditEntry);
+  });
+  return { entries, problems };
+}
+
+function preview(line: string): string {
+  return JSON.stringify(truncate(line, 60));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Presenting
+
+const COLUMNS = ['time', 'session', 'agent', 'tool', 'decision', 'rule', 'answered', 'summary'] as const;
+
+/** A rule as `layer:id@file:line`, or `layer:#index@file:line` for a rule without an id. */
+export function formatRule(rule: NonNullable<AuditEntry['rule']>): string {
+  return `${rule.layer}:${rule.id ?? `#${rule.index}`}@${rule.file}:${rule.line}`;
+}
+
+/**
+ * An aligned plain-text table, one row per entry (optionally only some events), columns
+ * separated by two spaces. For events other than decisions the decision column names the
+ * event (`session-ended: completed`, …); the answered column shows `by/how` for settled
+ * callbacks and `open <id>` for opened ones.
+ */
+export function auditTable(entries: readonly AuditEntry[], options: { events?: AuditEvent[] } = {}): string {
+  const events = options.events ? new Set(options.events) : undefined;
+  const rows: string[][] = [[...COLUMNS]];
+  for (const e of entries) {
+    if (events && !events.has(e.event)) continue;
+    rows.push([e.time, e.session, e.agent ?? '', e.tool ?? '', decisionCell(e), ruleCell(e), answeredCell(e), summaryCell(e)].map(cell));
+  }
+  const widths = COLUMNS.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));
+  const format = (row: readonly string[]): string =>
+    row.map((text, c) => (c === row.length - 1 ? text : text.padEnd(widths[c]!))).join('  ').trimEnd();
+  const separator = widths.map((w) => '-'.repeat(w));
+  return [format(rows[0]!), format(separator), ...rows.slice(1).map(format)].join('\n');
+}
+
+function cell(text: string): string {
+  return oneLine(text);
+}
+
+function decisionCell(e: AuditEntry): string {
+  switch (e.event) {
+    case 'decision':
+      return `${e.decision ?? '?'}${e.lowered ? ' (lowered)' : ''}`;
+    case 'session-ended':
+      return e.state ? `session-ended: ${e.state}` : 'session-ended';
+    default:
+      return e.event;
+  }
+}
+
+function ruleCell(e: AuditEntry): string {
+  const parts: string[] = [];
+  if (e.rule) parts.push(formatRule(e.rule));
+  else if (e.rule === null) parts.push(`default (${e.default ?? '?'})`);
+  else if (e.default !== undefined) parts.push(`default (${e.default})`);
+  if (e.hook !== undefined) parts.push(`hook:${e.hook}`);
+  return parts.join(' ');
+}
+
+function answeredCell(e: AuditEntry): string {
+  if (e.event === 'callback-opened') return e.callback !== undefined ? `open ${e.callback}` : 'open';
+  return [e.answeredBy, e.answer].filter((p) => p !== undefined).join('/');
+}
+
+function summaryCell(e: AuditEntry): string {
+  if (e.summary !== undefined) return e.summary;
+  if (e.event === 'session-started' && e.parentSession !== undefined) return `subagent of ${e.parentSession}`;
+  return '';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recovery
+
+export interface RecoveredSession {
+  session: string;
+  agent?: string;
+  parentSession?: string;
+  /** The time of its session-started (or of its first entry, if the start line is missing). */
+  startedAt: string;
+  /** The callback-opened entries never settled, in the order they were opened. */
+  openCallbacks: AuditEntry[];
+}
+
+/**
+ * Sessions the log shows started but never ended (the window reloaded or crashed), with the
+ * callbacks still open in each, in the order the sessions first appear. A session whose
+ * session-started line is missing or unreadable but which has other entries counts too, so a
+ * damaged line never hides an open callback. A callback is settled by a callback-settled entry
+ * of the same session and callback id; a session-ended settles all of its session's callbacks.
+ * A session started again after it ended is a new run, tracked afresh.
+ */
+export function interruptedSessions(entries: readonly AuditEntry[]): RecoveredSession[] {
+  // Map order is insertion order: a session ended and started again goes to the end.
+  const live = new Map<string, { session: RecoveredSession; started: boolean; open: Map<string, AuditEntry> }>();
+  for (const e of entries) {
+    if (e.event === 'session-ended') {
+      live.delete(e.session);
+      continue;
+    }
+    let record = live.get(e.session);
+    if (!record) {
+      record = { session: { session: e.session, startedAt: e.time, openCallbacks: [] }, started: false, open: new Map() };
+      live.set(e.session, record);
+    }
+    const s = record.session;
+    if (e.event === 'session-started') {
+      if (!record.started) s.startedAt = e.time;
+      record.started = true;
+      if (e.parentSession !== undefined) s.parentSession = e.parentSession;
+    }
+    if (s.agent === undefined && e.agent !== undefined) s.agent = e.agent;
+    if (e.event === 'callback-opened' && e.callback !== undefined) record.open.set(e.callback, e);
+    if (e.event === 'callback-settled' && e.callback !== undefined) record.open.delete(e.callback);
+  }
+  return [...live.values()].map(({ session, open }) => ({ ...session, openCallbacks: [...open.values()] }));
+}

@@ -1,0 +1,37 @@
+// Protected files: a call that would write, rename or delete the policy files, the agents file
+// or the editor files that widen what agents may do is always asked, whatever the rules say,
+// and can never be allowed for the session. Nothing an agent does may approve the agent.
+import * as path from 'node:path';
+import { commandOf, effectiveHints } from '../policy/call.js';
+import { PathResolver, realpathOfExistingPrefix } from '../policy/paths.js';
+import type { ToolHook } from './agent.js';
+
+export const PROTECTED_FILES_HOOK = 'protected-files';
+
+export function protectedFilesHook(files: readonly string[]): ToolHook {
+  const resolvers = new Map<string, PathResolver>();
+  // Resolved once: judging a call must not cost a dozen file-system calls.
+  const protectedPaths = files.map((f) => realpathOfExistingPrefix(path.resolve(f)));
+  const names = new Set(protectedPaths.flatMap((f) => [path.basename(f)]));
+  return {
+    name: PROTECTED_FILES_HOOK,
+    check({ tool, input, workspaceFolder }) {
+      // Builtins' annotations are ours and honest; anyone else's read-only claim is not trusted here.
+      if (tool.kind === 'builtin' && effectiveHints(tool.annotations).readOnlyHint) return undefined;
+      let resolver = resolvers.get(workspaceFolder);
+      if (!resolver) resolvers.set(workspaceFolder, (resolver = new PathResolver(workspaceFolder)));
+      const { paths } = resolver.collect(input, tool.pathArgs);
+      for (const p of paths) {
+        const hit = protectedPaths.find((f) => f === p.absolute || f.startsWith(p.absolute.endsWith(path.sep) ? p.absolute : p.absolute + path.sep));
+        if (hit) return `${tool.id} would change the protected file ${path.relative(workspaceFolder, hit) || hit}: only a person can allow this, once`;
+      }
+      const { command } = commandOf({ tool, input, agent: '' });
+      if (command !== undefined) {
+        for (const name of names) {
+          if (name && command.includes(name)) return `the command mentions the protected file ${name}: only a person can allow this, once`;
+        }
+      }
+      return undefined;
+    },
+  };
+}

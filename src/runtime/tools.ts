@@ -1,0 +1,106 @@
+// Tools as the runtime sees them: a stable id the policy judges, a model-facing name, a
+// schema, honest annotations, and a function that does the work.
+import { z } from 'zod';
+import type { ToolAnnotations, ToolDescriptor, ToolKind } from '../policy/call.js';
+
+export interface ToolRunContext {
+  sessionId: string;
+  turnId: string;
+  agent: string;
+  /** The session's workspace folder: builtin file tools are confined to it. */
+  workspaceFolder: string;
+  /** Aborted when the turn is cancelled or interrupted. */
+  signal: AbortSignal;
+  /** The calling session's subagents (for the agents.* tools). */
+  subagents?: SubagentHost;
+}
+
+/** What the agents.* tools need of the session that calls them. */
+export interface SubagentHost {
+  spawn(name: string, task: string): { id: string; agentName: string };
+  find(id: string): SubagentHandle | undefined;
+  children(): readonly SubagentHandle[];
+  /** Marks the session as waiting (not making progress on its own) while `work` runs. */
+  waiting<T>(work: Promise<T>): Promise<T>;
+}
+
+export interface SubagentHandle {
+  readonly id: string;
+  readonly agentName: string;
+  settledTurn(): Promise<{ state: 'completed' | 'failed'; text?: string; error?: string }>;
+  deliver(message: string): Promise<string>;
+  interrupt(): void;
+}
+
+/** A source that must be signed in to before its tools run (a connector or an MCP server). */
+export interface SignInSource {
+  source: 'connector' | 'mcp';
+  id: string;
+  name: string;
+  /** Whether the source is connected now. */
+  isConnected(): boolean | Promise<boolean>;
+  /** True when it was connected before and lost it (asks to reconnect rather than connect). */
+  wasConnected?(): boolean;
+}
+
+export type InputCheck = { ok: true; value: unknown } | { ok: false; error: string };
+
+export interface RuntimeTool extends ToolDescriptor {
+  kind: ToolKind;
+  /** The name the model calls it by (unique among an agent's tools). */
+  name: string;
+  description: string;
+  /** JSON Schema of the input, for the model. */
+  inputJsonSchema: Record<string, unknown>;
+  annotations: ToolAnnotations;
+  /** Validates (and may normalise) the model's input before the policy sees it. */
+  check(input: unknown): InputCheck;
+  run(input: unknown, context: ToolRunContext): Promise<unknown>;
+  signIn?: SignInSource;
+}
+
+export interface ClientToolOptions<S extends z.ZodType> {
+  name: string;
+  description: string;
+  inputSchema: S;
+  annotations?: ToolAnnotations;
+  tags?: readonly string[];
+}
+
+/** A client tool: a function of this program. Its stable id is `client.<name>`. */
+export function tool<S extends z.ZodType>(
+  options: ClientToolOptions<S>,
+  fn: (input: z.infer<S>, context: ToolRunContext) => unknown,
+): RuntimeTool {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(options.name)) {
+    throw new Error(`tool name "${options.name}" must be 1-64 letters, digits, "_" or "-"`);
+  }
+  return zodTool({ ...options, id: `client.${options.name}`, kind: 'client' }, fn);
+}
+
+/** A tool whose input is checked by a zod schema (client tools and builtins). */
+export function zodTool<S extends z.ZodType>(
+  options: ClientToolOptions<S> & { id: string; kind: ToolKind; pathArgs?: readonly string[]; commandArg?: string },
+  fn: (input: z.infer<S>, context: ToolRunContext) => unknown,
+): RuntimeTool {
+  const schema = options.inputSchema;
+  return {
+    id: options.id,
+    kind: options.kind,
+    name: options.name,
+    description: options.description,
+    inputJsonSchema: z.toJSONSchema(schema, { unrepresentable: 'any' }) as Record<string, unknown>,
+    annotations: options.annotations ?? {},
+    ...(options.tags ? { tags: options.tags } : {}),
+    ...(options.pathArgs ? { pathArgs: options.pathArgs } : {}),
+    ...(options.commandArg ? { commandArg: options.commandArg } : {}),
+    check(input) {
+      const r = schema.safeParse(input);
+      if (r.success) return { ok: true, value: r.data };
+      return { ok: false, error: r.error.issues.map((i) => `${i.path.map(String).join('.') || 'input'}: ${i.message}`).join('; ') };
+    },
+    async run(input, context) {
+      return await fn(input as z.infer<S>, context);
+    },
+  };
+}

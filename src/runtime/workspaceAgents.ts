@@ -1,0 +1,152 @@
+// Agents declared in a workspace's `.agents.jsonc`, turned into runtime Agents. With no file,
+// one default agent with the builtin tools exists, playing the embedded default scenario.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseAgentsFile, type AgentDeclaration } from '../agents/agentsFile.js';
+import type { Diagnostic } from '../policy/diagnostics.js';
+import type { ParsedJsonc } from '../policy/parse.js';
+import { Agent, Builtins, Subagent } from './agent.js';
+import { builtinFileTools, runCommandTool } from './builtins.js';
+import { ModelError, type Model } from './model.js';
+import { ScriptedModel } from './scripted.js';
+import type { RuntimeTool } from './tools.js';
+
+export const AGENTS_FILE = '.agents.jsonc';
+export const DEFAULT_AGENT_NAME = 'main';
+
+/** The scenario the default agent plays with no model configured: look around, then ask to write. */
+export const DEFAULT_SCENARIO = {
+  agents: {
+    [DEFAULT_AGENT_NAME]: [
+      { call: 'list_files', input: { path: '.' }, as: 'files' },
+      { call: 'read_file', input: { path: 'README.md' }, as: 'readme' },
+      { call: 'write_file', input: { path: 'AGENT_NOTES.md', content: 'Notes from the default agent: the workspace was listed and README.md read.\n' }, as: 'notes' },
+      { say: 'I listed the workspace, read README.md and wrote AGENT_NOTES.md.' },
+    ],
+  },
+};
+
+export interface ModelFactoryContext {
+  workspaceFolder: string;
+  /** The folder of the agents file, for relative scenario paths. */
+  baseFolder: string;
+}
+
+/** Makes a model for a provider reference; providers other than the scripted model plug in here. */
+export type ModelFactory = (reference: string, context: ModelFactoryContext) => Model;
+
+export const scriptedModelFactory: ModelFactory = (reference, context) => {
+  if (reference === 'scripted' || reference === 'scripted:' || reference === 'scripted:default') {
+    return new ScriptedModel(DEFAULT_SCENARIO as never, { id: 'scripted:default' });
+  }
+  if (reference.startsWith('scripted:')) {
+    return ScriptedModel.fromFile(path.resolve(context.baseFolder, reference.slice('scripted:'.length)));
+  }
+  const provider = reference.split(':')[0];
+  throw new ModelError(`model "${reference}": the ${provider} provider is not available in this build; use scripted:<scenario file>`);
+};
+
+export interface WorkspaceAgents {
+  file: string | undefined;
+  parsed: ParsedJsonc<unknown> | undefined;
+  agents: Agent[];
+  diagnostics: Diagnostic[];
+}
+
+export interface LoadAgentsOptions {
+  workspaceFolder: string;
+  /** Default: `<workspace>/.agents.jsonc` when it exists. */
+  agentsFile?: string;
+  /** Client tools a declaration may name as `client.<name>`. */
+  clientTools?: readonly RuntimeTool[];
+  models?: ModelFactory;
+}
+
+/** Loads the workspace's agents. Problems are diagnostics; an agent whose model cannot be made fails at its first turn, saying why. */
+export function loadWorkspaceAgents(options: LoadAgentsOptions): WorkspaceAgents {
+  const file = options.agentsFile ?? path.join(options.workspaceFolder, AGENTS_FILE);
+  const models = options.models ?? scriptedModelFactory;
+  if (!fs.existsSync(file)) {
+    if (options.agentsFile !== undefined) throw new Error(`${file}: no such file`);
+    return { file: undefined, parsed: undefined, agents: [defaultAgent(options.workspaceFolder, models)], diagnostics: [] };
+  }
+  const parsed = parseAgentsFile(fs.readFileSync(file, 'utf8'), file);
+  const diagnostics = [...parsed.diagnostics];
+  const agents: Agent[] = [];
+  const context = { workspaceFolder: options.workspaceFolder, baseFolder: path.dirname(file) };
+  for (const decl of parsed.value?.agents ?? []) {
+    const resolveTools = (refs: readonly string[] | undefined, owner: string): { tools: RuntimeTool[]; builtins: { files: boolean; commands: boolean } } => {
+      const tools: RuntimeTool[] = [];
+      const builtins = { files: false, commands: false };
+      for (const ref of refs ?? []) {
+        if (ref === 'builtin.*') {
+          builtins.files = true;
+          builtins.commands = true;
+        } else if (ref === 'builtin.run_command') builtins.commands = true;
+        else if (builtinFileTools().some((t) => t.id === ref)) {
+          const t = builtinFileTools().find((x) => x.id === ref)!;
+          tools.push(t);
+        } else if (ref.startsWith('client.')) {
+          const t = options.clientTools?.find((c) => c.id === ref);
+          if (t) tools.push(t);
+          else diagnostics.push(problem(file, `${owner}: no client tool ${ref} is registered`));
+        } else {
+          diagnostics.push(problem(file, `${owner}: unknown tool reference "${ref}" (use builtin.*, a builtin id such as builtin.read_file, or client.<name>)`));
+        }
+      }
+      return { tools, builtins };
+    };
+    const model = lazyModel(decl.model ?? 'scripted:default', models, context);
+    const own = resolveTools(decl.tools, decl.name);
+    const subagents = (decl.subagents ?? []).map((s) => {
+      const t = resolveTools(s.tools, `${decl.name}/${s.name}`);
+      return new Subagent({
+        name: s.name,
+        description: s.description ?? '',
+        instructions: s.instructions ?? '',
+        tools: t.tools,
+        builtins: new Builtins({ subagents: s.builtins?.subagents ?? false, ...t.builtins }),
+        ...(s.model ? { model: lazyModel(s.model, models, context) } : {}),
+      });
+    });
+    agents.push(agentOf(decl, model, own, subagents));
+  }
+  return { file, parsed, agents, diagnostics };
+}
+
+function agentOf(decl: AgentDeclaration, model: Model, own: { tools: RuntimeTool[]; builtins: { files: boolean; commands: boolean } }, subagents: Subagent[]): Agent {
+  return new Agent({
+    name: decl.name,
+    model,
+    instructions: decl.instructions ?? '',
+    tools: own.tools,
+    subagents,
+    ...(decl.permissionMode ? { permissionMode: decl.permissionMode } : {}),
+    builtins: new Builtins({ subagents: decl.builtins?.subagents ?? true, ...own.builtins }),
+  });
+}
+
+export function defaultAgent(workspaceFolder: string, models: ModelFactory = scriptedModelFactory): Agent {
+  return new Agent({
+    name: DEFAULT_AGENT_NAME,
+    model: lazyModel('scripted:default', models, { workspaceFolder, baseFolder: workspaceFolder }),
+    instructions: 'You help with this workspace using the builtin tools.',
+    builtins: new Builtins({ subagents: false, files: true, commands: true }),
+  });
+}
+
+/** A model made at first use, so a bad reference fails the turn with its message rather than the load. */
+function lazyModel(reference: string, factory: ModelFactory, context: ModelFactoryContext): Model {
+  let made: Model | undefined;
+  return {
+    id: reference,
+    respond(request) {
+      made ??= factory(reference, context);
+      return made.respond(request);
+    },
+  };
+}
+
+function problem(file: string, message: string): Diagnostic {
+  return { file, severity: 'error', code: 'schema', message, offset: 0, length: 1 };
+}
