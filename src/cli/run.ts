@@ -134,7 +134,10 @@ function describeCallback(c: OpenCallback): string {
 }
 
 function compact(value: unknown, max = 100): string {
-  const s = JSON.stringify(value) ?? '';
+  return truncated(JSON.stringify(value) ?? '', max);
+}
+
+function truncated(s: string, max: number): string {
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
 
@@ -149,7 +152,7 @@ function describeEvent(e: RuntimeEvent, rootId: string): string[] {
       return [`${who(e.agent, e.sessionId)} ${e.toolId} ${compact(e.input)} -> ${e.effective} (${source})`];
     }
     case 'tool-result':
-      return [`${who(e.agent, e.sessionId)}   ${e.ok ? 'result' : 'error'}: ${compact(e.content, 120)}`];
+      return [`${who(e.agent, e.sessionId)}   ${e.ok ? 'result' : 'error'}: ${truncated(e.content, 120)}`];
     case 'message':
       return [`${who(e.agent, e.sessionId)} says: ${e.text}`];
     case 'callback-settled':

@@ -304,11 +304,15 @@ export class Session {
     for (const r of this.tree.callbacks.values()) {
       if (r.open && r.callback.sessionId === this.id) r.settle({ kind: 'closed', reason: 'the session was cancelled' });
     }
+    const wasRunning = this.current?.state === 'running';
+    const lastState = this.current?.state;
     for (const t of this.turns.values()) {
       t.abort.abort();
       if (t.state === 'running') this.endTurn(t, 'failed', 'cancelled');
     }
-    this.tree.audit({ event: 'session-ended', session: this.id, agent: this.agentName, state: 'cancelled' });
+    // Closing a session whose turns are over is an ordinary end, not a cancellation.
+    const state = wasRunning ? 'cancelled' : lastState === 'failed' ? 'failed' : 'completed';
+    this.tree.audit({ event: 'session-ended', session: this.id, agent: this.agentName, state });
     this.tree.wake();
   }
 

@@ -108,6 +108,11 @@ const SIMPLE_COMMANDS = [
   "echo 'a b'",
   'echo "$(git status)"',
   'cat <(ls)',
+  "echo 'a; rm -rf /'",
+  '(cd src && ls)',
+  'echo `git status`',
+  'ls # a comment; rm -rf /',
+  'git status 2>/dev/null',
 ] as const;
 const REDIRECTS = ['', '', '', ' > out.txt', ' >> log.txt', ' 2>&1', ' > /dev/null', ' 2> err.txt', ' &> all.txt'] as const;
 const JOINERS = [' ; ', ' && ', ' || ', ' | ', '\n', ' & '] as const;
@@ -253,7 +258,7 @@ const callPathArb = fc.constantFrom(...CALL_PATHS);
 
 interface CallInput {
   path?: string;
-  paths?: string[];
+  paths?: unknown[];
   command?: string;
   branch?: string;
   recipient_email?: string;
@@ -264,7 +269,7 @@ interface CallInput {
 const callInputArb: fc.Arbitrary<CallInput> = fc.record(
   {
     path: callPathArb,
-    paths: fc.array(callPathArb, { maxLength: 3 }),
+    paths: fc.array(fc.oneof({ weight: 12, arbitrary: callPathArb as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: fc.constantFrom<unknown>(42, null, ['src/a.ts']) }), { maxLength: 3 }),
     command: commandLineArb,
     branch: fc.constantFrom('main', 'feat/x', 'fix-1'),
     recipient_email: fc.constantFrom('bob@acme.com', 'eve@evil.com'),
@@ -279,7 +284,7 @@ const callArb: fc.Arbitrary<ToolCall> = fc
     {
       id: fc.constantFrom(...TOOL_IDS),
       kind: fc.option(fc.constantFrom(...toolKinds), { freq: 6, nil: undefined }),
-      annotations: fc.option(hintsArb, { nil: undefined }),
+      annotations: fc.option(fc.oneof({ weight: 6, arbitrary: hintsArb as fc.Arbitrary<Record<string, unknown>> }, { weight: 1, arbitrary: fc.constant({ readOnlyHint: 'yes', destructiveHint: 0 }) }), { nil: undefined }),
       tags: fc.option(fc.uniqueArray(fc.constantFrom(...TAGS), { maxLength: 3 }), { nil: undefined }),
       pathArgs: fc.option(fc.constantFrom<readonly string[]>(['path'], ['path', 'paths'], []), { freq: 5, nil: undefined }),
       agent: fc.constantFrom(...AGENT_NAMES),
@@ -290,7 +295,8 @@ const callArb: fc.Arbitrary<ToolCall> = fc
   .map(({ id, kind, annotations, tags, pathArgs, agent, input }) => {
     const tool: ToolDescriptor = { id };
     if (kind !== undefined) tool.kind = kind;
-    if (annotations !== undefined) tool.annotations = annotations;
+    // Annotations come from servers and are untrusted: now and then they are not booleans.
+    if (annotations !== undefined) tool.annotations = annotations as ToolDescriptor['annotations'];
     if (tags !== undefined) tool.tags = tags;
     if (pathArgs !== undefined) tool.pathArgs = pathArgs;
     return { tool, input, agent };
@@ -498,6 +504,10 @@ describe('policy properties (fast-check)', function () {
       [/"kinds":\[/, '"kinds":["shell",'],
       [/"input":\{/, '"input":{"nopointer":"x",'],
       [/"default": "(allow|ask|deny)"/, '"default": "maybe"'],
+      // Valid JSON and schema, but a glob or regex that does not compile, or a repeated id.
+      [/"regex":"[^"]*"/, '"regex":"(a"'],
+      [/"tools":\[/, '"tools":["+(a",'],
+      [/"id":"r\d+"/, '"id":"r0"'],
     ];
     const applyEdit = (text: string, e: Edit): string => {
       switch (e.kind) {
@@ -526,7 +536,14 @@ describe('policy properties (fast-check)', function () {
     let tried = 0;
     let invalidated = 0;
     fc.assert(
-      fc.property(policyArb(), fc.array(editArb, { minLength: 1, maxLength: 8 }), fc.array(callArb, { minLength: 1, maxLength: 6 }), fc.boolean(), (p, edits, calls, trusted) => {
+      fc.property(
+        policyArb(),
+        fc.array(editArb, { minLength: 1, maxLength: 8 }),
+        fc.array(callArb, { minLength: 1, maxLength: 6 }),
+        fc.boolean(),
+        fc.option(policyArb(2), { nil: undefined }),
+        fc.option(policyArb(2), { nil: undefined }),
+        (p, edits, calls, trusted, managedSpec, userSpec) => {
         tried++;
         const good = load(p);
         let text = policyText(p);
@@ -556,8 +573,12 @@ describe('policy properties (fast-check)', function () {
         assert.ok(staleAgain.kind === 'ok' && staleAgain.layer === good);
 
         const brokenPolicy = new Policy({ workspace: brokenState });
-        const stalePolicy = new Policy({ workspace: staleState });
-        const goodPolicy = new Policy({ workspace: goodState });
+        // The last good version stands in for the broken file among the other layers.
+        const others: Partial<Record<LayerName, PolicyLayer>> = {};
+        if (managedSpec) others.managed = load(managedSpec, 'managed');
+        if (userSpec) others.user = load(userSpec, 'user');
+        const stalePolicy = new Policy({ ...others, workspace: staleState });
+        const goodPolicy = new Policy({ ...others, workspace: goodState });
         assert.equal(brokenPolicy.degraded, true);
         assert.equal(stalePolicy.degraded, true);
         for (const call of calls) {
@@ -572,7 +593,8 @@ describe('policy properties (fast-check)', function () {
             assert.ok(staleWarnings.length > goodWarnings.length, 'a stale layer is reported in the warnings');
           }
         }
-      }),
+        },
+      ),
       { numRuns: 400 },
     );
     assert.ok(invalidated > tried / 2, `only ${invalidated} of ${tried} corrupted policies were invalid`);
@@ -686,7 +708,7 @@ describe('policy properties (fast-check)', function () {
       { requiredKeys: [] },
     );
     const pairArb = fc
-      .tuple(anyRuleArb, ruleArb, narrowArb, fc.constantFrom('add', 'narrow', 'override', 'independent'), fc.array(callArb, { minLength: 8, maxLength: 8 }))
+      .tuple(anyRuleArb, ruleArb, narrowArb, fc.constantFrom('add', 'narrow', 'override', 'independent'), fc.array(callArb, { minLength: 1, maxLength: 8 }))
       .map(([earlier, other, narrow, mode, calls]) => {
         let later: RuleSpec;
         if (mode === 'independent') later = other;
@@ -723,7 +745,7 @@ describe('policy properties (fast-check)', function () {
 
     // Whole policies: a rule reported as shadowed never decides.
     const shadowPolicyArb = fc
-      .tuple(policyArb(4), fc.array(fc.tuple(fc.nat(), ruleArb), { maxLength: 3 }), fc.array(callArb, { minLength: 10, maxLength: 10 }))
+      .tuple(policyArb(4), fc.array(fc.tuple(fc.nat(), ruleArb), { maxLength: 3 }), fc.array(callArb, { minLength: 1, maxLength: 10 }))
       .map(([p, derived, calls]) => {
         const rules = [...p.rules];
         for (const [from, overrides] of derived) {
@@ -759,20 +781,26 @@ describe('policy properties (fast-check)', function () {
   });
 
   it('7. decisions are deterministic', function () {
+    // One Policy judges a sequence of calls (its tool index memo, its path resolver and the
+    // shell parser are shared); each decision must equal a fresh Policy's for that call alone,
+    // and deciding twice gives deep-equal results.
     fc.assert(
-      fc.property(policyArb(), fc.option(policyArb(2), { nil: undefined }), callArb, fc.boolean(), (p, managed, call, trusted) => {
-        const layers: Partial<Record<LayerName, PolicyLayer>> = { workspace: load(p) };
-        if (managed) layers.managed = load(managed, 'managed');
-        const policy = new Policy(layers);
+      fc.property(policyArb(), fc.option(policyArb(2), { nil: undefined }), fc.array(callArb, { minLength: 1, maxLength: 6 }), fc.boolean(), (p, managed, calls, trusted) => {
+        const build = (): Policy => new Policy({ workspace: load(p), ...(managed ? { managed: load(managed, 'managed') } : {}) });
+        const policy = build();
         const o = { ...options, trusted };
-        const first = policy.decide(call, o);
-        const second = policy.decide(call, o); // same Policy: memoised tool index, cached resolver
-        const fresh = new Policy({ workspace: load(p), ...(managed ? { managed: load(managed, 'managed') } : {}) }).decide(structuredClone(call), o);
-        assert.deepEqual(second, first);
-        assert.deepEqual(fresh, first);
-        const { trace, ...explained } = policy.explain(call, o);
-        assert.deepEqual(explained, first, 'explain decides as decide does');
-        assert.equal(trace.filter((t) => t.failed === null).length, first.rule ? 1 : 0, 'the trace ends at the deciding rule');
+        const firsts = calls.map((call) => policy.decide(call, o));
+        calls.forEach((call, i) => {
+          const first = firsts[i]!;
+          assert.deepEqual(policy.decide(call, o), first, 'deciding twice differs');
+          assert.deepEqual(build().decide(structuredClone(call), o), first, 'a fresh policy decides differently');
+          const { trace, ...explained } = policy.explain(call, o);
+          assert.deepEqual(explained, first, 'explain decides as decide does');
+          assert.equal(trace.filter((t) => t.failed === null).length, first.rule ? 1 : 0, 'the trace ends at the deciding rule');
+          if (first.rule) assert.deepEqual(trace[trace.length - 1]!.rule, first.rule);
+        });
+        // And in the reverse order, on the same policy.
+        [...calls].reverse().forEach((call, j) => assert.deepEqual(policy.decide(call, o), firsts[calls.length - 1 - j]));
       }),
       { numRuns: 400 },
     );

@@ -1,5 +1,5 @@
 // A tiny price list: the sample workspace's "project". `node src/index.js atlas` prints a price;
-// the sample's lookup_price client tool answers from the same table.
+// the researcher subagent runs it to look prices up.
 'use strict';
 
 const PRICES = {
@@ -27,7 +27,8 @@ if (require.main === module) {
       console.error(`no price for "${product}"`);
       process.exitCode = 1;
     } else {
-      console.log(`${product}: €${price.toFixed(2)}`);
+      // No trailing newline: agents quote this output inside sentences.
+      process.stdout.write(`${product}: €${price.toFixed(2)}`);
     }
   }
 }
