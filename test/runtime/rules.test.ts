@@ -129,9 +129,9 @@ async function start(agent: Agent, options: Parameters<Agent['startSession']>[0]
   sessions.push(s);
   return s;
 }
-afterEach(async () => {
+async function cancelSessions(): Promise<void> {
   for (const s of sessions.splice(0)) await s.cancel();
-});
+}
 
 function settledLines(audit: MemoryAuditLog, callbackId: string): AuditEntry[] {
   return audit.entries.filter((e) => e.event === 'callback-settled' && e.callback === callbackId);
@@ -140,6 +140,8 @@ function settledLines(audit: MemoryAuditLog, callbackId: string): AuditEntry[] {
 // ---------------------------------------------------------------------------------------------
 
 describe('runtime rules (runtime.md)', () => {
+  afterEach(cancelSessions);
+
   describe('rule 1: the policy judges every call first: allow runs, deny returns the reason, ask opens an approval', () => {
     it('allow runs the tool and its result goes to the model', async () => {
       const price = priceTool();
@@ -285,7 +287,6 @@ describe('runtime rules (runtime.md)', () => {
       // A person answers; the turn goes on and asks again while nothing waits.
       const turn = session.turn(state.turnId);
       assert.ok((await turn.answer(approvals(state)[0]!.id, new AllowApproval())) instanceof Answered);
-      await waitForEvent(session, callbackOpenedFor('client.second'));
       for await (const e of session.events()) if (e.type === 'callback-opened' && e.callback.type === 'approval' && e.callback.request.tool.id === 'client.second') break;
       await sleep(30);
       assert.deepEqual(seen, ['client.first'], 'neither events() nor the passing of time ran the handler');
@@ -295,24 +296,6 @@ describe('runtime rules (runtime.md)', () => {
       assert.deepEqual(seen, ['client.first', 'client.second']);
       assert.deepEqual(first.calls.length, 1);
       assert.deepEqual(second.calls.length, 0);
-    });
-
-    it('reading events() alone never answers anything', async () => {
-      const price = priceTool();
-      let handled = 0;
-      const agent = new Agent({
-        instructions: '', tools: [price.tool], permissionMode: 'ask',
-        model: scripted({ main: [{ call: 'lookup_price', input: { product: 'atlas' } }, { say: 'done' }] }),
-      });
-      const session = await start(agent, { onApproval: () => (handled++, new AllowApproval()) });
-      // Start the turn without a driver: through a Turn whose result() is not awaited yet.
-      const running = session.run('go');
-      await running; // driver ran once: the handler was allowed to answer
-      assert.equal(handled, 1);
-      const after = await session.turn(session.currentTurn!.id).result();
-      assertCompleted(after);
-      for await (const e of session.events()) if (e.type === 'turn-ended') break;
-      assert.equal(handled, 1);
     });
   });
 
@@ -658,7 +641,7 @@ describe('runtime rules (runtime.md)', () => {
   });
 
   describe('rule 10: turn.answer on the root answers a subagent\'s callback; Answered, AlreadySettled, NotFound', () => {
-    function researchAgent(price: { tool: RuntimeTool }, extra: Partial<ConstructorParameters<typeof Agent>[0]> = {}) {
+    function researchAgent(price: { tool: RuntimeTool }) {
       return new Agent({
         instructions: '', tools: [], permissionPolicy: new PermissionPolicy({ default: 'ask', rules: [allowRule('agents.spawn')] }),
         subagents: [new Subagent({ name: 'researcher', tools: [price.tool] })],
@@ -666,7 +649,6 @@ describe('runtime rules (runtime.md)', () => {
           main: [{ spawn: 'researcher', task: 'atlas' }, { wait: 'all' }, { say: 'main: {{last.results.0.text}}' }],
           researcher: [{ call: 'lookup_price', input: { product: '{{task}}' } }, { say: '{{last.price}}' }],
         }),
-        ...extra,
       });
     }
 
@@ -795,7 +777,7 @@ describe('runtime rules (runtime.md)', () => {
     it('with a handler that keeps it open, result({ after }) does not re-offer and return the same Blocked', async () => {
       const price = priceTool();
       let offers = 0;
-      const agent = new Agent({ instructions: '', tools: [price.tool], permissionMode: 'ask', model: scripted({ main: [{ call: 'lookup_price', input: { product: 'atlas' } }, { say: '{{last.price}}' }] }) });
+      const agent = new Agent({ instructions: '', tools: [price.tool], permissionMode: 'ask', model: scripted({ main: [{ call: 'lookup_price', input: { product: 'atlas' } }, { say: '{{last}}' }] }) });
       const session = await start(agent, { onApproval: () => (offers++, new KeepCallbackOpen()) });
       const state = await session.run('go');
       assertBlocked(state);
@@ -872,7 +854,7 @@ describe('runtime rules (runtime.md)', () => {
     beforeEach(() => {
       emitted = [];
       original = process.emitWarning;
-      process.emitWarning = ((...args: unknown[]) => void emitted.push(args)) as typeof process.emitWarning;
+      process.emitWarning = ((...args: unknown[]) => void emitted.push(args)) as unknown as typeof process.emitWarning;
     });
     afterEach(() => {
       process.emitWarning = original;
@@ -1142,6 +1124,8 @@ describe('runtime rules (runtime.md)', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('concurrency: one callback, many answers', () => {
+  afterEach(cancelSessions);
+
   function payAgent() {
     const pay = counted('pay', z.object({ amount: z.number() }), (a) => ({ paid: a.amount }));
     const agent = new Agent({
@@ -1270,13 +1254,15 @@ describe('concurrency: one callback, many answers', () => {
     assertCompleted(a);
     assertCompleted(b);
     assert.equal(pay.calls.length, 1);
-    assert.ok(offers >= 1);
+    assert.equal(offers, 1, 'one approval is offered to the handler once, not once per waiting call');
   });
 });
 
 // ---------------------------------------------------------------------------------------------
 
 describe('protected files: always asked by the protected-files hook, never for the session', () => {
+  afterEach(cancelSessions);
+
   let tmp: string;
   beforeEach(() => {
     tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'rules-protected-')));
@@ -1301,7 +1287,7 @@ describe('protected files: always asked by the protected-files hook, never for t
 
   const asked: Array<[string, { call: string; input: Record<string, unknown> }, string?]> = [
     ['write_file on .agentpolicy.jsonc', { call: 'write_file', input: { path: '.agentpolicy.jsonc', content: '{ "version": 1, "default": "allow" }' } }],
-    ['write_file on ./sub/../.agents.jsonc', { call: 'write_file', input: { path: './.vscode/../.agents.jsonc', content: '{}' } }],
+    ['write_file on ./.vscode/../.agents.jsonc', { call: 'write_file', input: { path: './.vscode/../.agents.jsonc', content: '{}' } }],
     ['delete_file on .agents.jsonc', { call: 'delete_file', input: { path: '.agents.jsonc' } }],
     ['rename_file from .agentpolicy.jsonc', { call: 'rename_file', input: { from: '.agentpolicy.jsonc', to: 'old.jsonc' } }],
     ['rename_file whose to is .agentpolicy.jsonc', { call: 'rename_file', input: { from: 'draft.jsonc', to: '.agentpolicy.jsonc', overwrite: true } }],
@@ -1453,12 +1439,14 @@ describe('protected files: always asked by the protected-files hook, never for t
 // ---------------------------------------------------------------------------------------------
 
 describe('timeouts', () => {
+  afterEach(cancelSessions);
+
   function slowAskAgent(onTimeout: 'deny' | 'keep') {
     const t = counted('pricey', Empty, () => ({ ran: true }));
     const agent = new Agent({
       instructions: '', tools: [t.tool],
       permissionPolicy: new PermissionPolicy({ default: 'allow', rules: [PermissionRule({ tools: ['client.pricey'], decision: 'ask', timeout: 0.2, onTimeout })] }),
-      model: scripted({ main: [{ call: 'pricey' }, { say: 'model saw: {{last.error}}' }] }),
+      model: scripted({ main: [{ call: 'pricey' }, { say: 'model saw: {{last}}' }] }),
     });
     return { agent, t };
   }
@@ -1533,6 +1521,8 @@ describe('timeouts', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('audit: every decision is appended, before the tool runs', () => {
+  afterEach(cancelSessions);
+
   it('allow, deny, ask → callback-opened and its settlement by the handler, in order, with digests', async () => {
     const audit = new MemoryAuditLog();
     const free = counted('free', Empty);
@@ -1608,6 +1598,48 @@ describe('audit: every decision is appended, before the tool runs', () => {
     const session = await start(agent, { audit, onApproval: () => new AllowApproval({ scope: 'session' }) });
     assertCompleted(await session.run('go'));
     assert.deepEqual(sawOwnLine, ['1:decision:allow:-', '2:callback-settled:allow-session:handler', '2:decision:allow:session']);
+  });
+
+  it('a decision the log cannot record stops the turn; its other asked call is closed and never runs', async () => {
+    const pay = counted('pay', Empty);
+    const free = counted('free', Empty);
+    const agent = new Agent({
+      instructions: '', tools: [pay.tool, free.tool],
+      permissionPolicy: new PermissionPolicy({ default: 'ask', rules: [allowRule('client.free')] }),
+      model: scripted({ main: [{ parallel: [{ call: 'pay' }, { call: 'free' }] }, { say: 'done' }] }),
+    });
+    const sink = {
+      write(e: AuditEntry) {
+        if (e.event === 'decision') throw new Error('disk full');
+      },
+      close() {},
+    };
+    const session = await start(agent, { audit: sink });
+    const state = await session.run('go');
+    assert.ok(state instanceof Failed, state.type);
+    assert.match(state.error, /disk full/);
+    assert.deepEqual(session.openCallbacks(), [], 'no approval of an ended turn stays open');
+    assert.deepEqual([pay.calls.length, free.calls.length], [0, 0]);
+  });
+
+  it('an answer the log cannot record raises in turn.answer, is not acted on, and the turn does not hang', async () => {
+    const pay = counted('pay', Empty);
+    const agent = new Agent({ instructions: '', tools: [pay.tool], permissionMode: 'ask', model: scripted({ main: [{ call: 'pay' }, { say: '{{last.error}}' }] }) });
+    const sink = {
+      write(e: AuditEntry) {
+        if (e.event === 'callback-settled') throw new Error('disk full');
+      },
+      close() {},
+    };
+    const session = await start(agent, { audit: sink });
+    const state = await session.run('go');
+    assertBlocked(state);
+    const turn = session.turn(state.turnId);
+    await assert.rejects(turn.answer(state.callbacks[0]!.id, new AllowApproval()), /disk full/);
+    const done = await turn.result({ after: state });
+    assertCompleted(done);
+    assert.match(done.text, /audit log could not record/);
+    assert.equal(pay.calls.length, 0);
   });
 
   it('a sign-in and a cancelled approval are logged too; subagent sessions are logged with their parent', async () => {

@@ -1,0 +1,238 @@
+// The sessions an editor window runs: each root session is driven to its end in the
+// background, its callbacks stay open until a person answers them (from a notification, the
+// tree or the command palette), and its transcript grows as it runs. Plain TypeScript: the
+// VS Code layer only shows what this holds.
+import type { Agent } from './agent.js';
+import { SdkError, type AnswerResult, type CallbackAnswer, type OpenCallback, type TurnState } from './answers.js';
+import { interruptedSessions, readAuditLog, type AuditSink, type RecoveredSession } from './audit.js';
+import type { RuntimeEvent, Session, StartSessionOptions } from './session.js';
+import { describeEvent } from './transcript.js';
+
+export type HostedState = 'running' | 'completed' | 'failed' | 'cancelled';
+
+export interface SessionNodeInfo {
+  id: string;
+  agent: string;
+  parentId: string | undefined;
+  /** The root session's turn under which this session was (transitively) started. */
+  rootTurnId: string;
+}
+
+export class HostedSession {
+  state: HostedState = 'running';
+  readonly transcript: string[] = [];
+  finalText = '';
+  error = '';
+  /** Every session of the tree: the root and its subagents. */
+  readonly nodes = new Map<string, SessionNodeInfo>();
+  readonly startedAt = Date.now();
+
+  constructor(
+    readonly session: Session,
+    readonly agent: string,
+    readonly prompt: string,
+  ) {
+    this.nodes.set(session.id, { id: session.id, agent, parentId: undefined, rootTurnId: '' });
+  }
+
+  get id(): string {
+    return this.session.id;
+  }
+
+  /** The root's latest turn id. */
+  get currentTurnId(): string {
+    return this.session.currentTurn?.id ?? '';
+  }
+
+  openCallbacks(): OpenCallback[] {
+    return this.session.openCallbacks();
+  }
+
+  /** A subagent's callback left open by an earlier turn of the root (runtime.md rule 15). */
+  fromEarlierTurn(callback: OpenCallback): boolean {
+    const node = this.nodes.get(callback.sessionId);
+    if (!node || node.parentId === undefined) return false;
+    return node.rootTurnId !== '' && node.rootTurnId !== this.currentTurnId;
+  }
+
+  /** The chain of agent names from the root to the session that asked, e.g. ["main", "researcher"]. */
+  pathOf(sessionId: string): SessionNodeInfo[] {
+    const chain: SessionNodeInfo[] = [];
+    for (let n = this.nodes.get(sessionId); n; n = n.parentId ? this.nodes.get(n.parentId) : undefined) chain.unshift(n);
+    return chain;
+  }
+}
+
+/** A root session the log shows interrupted, with the callbacks its whole tree left open. */
+export interface InterruptedSession extends RecoveredSession {
+  /** The root and its subagents' sessions. */
+  members: string[];
+}
+
+/** Puts each interrupted subagent's open callbacks under its root session. */
+export function foldSubagents(sessions: readonly RecoveredSession[]): InterruptedSession[] {
+  const byId = new Map(sessions.map((s) => [s.session, s]));
+  const rootOf = (s: RecoveredSession): RecoveredSession => {
+    let r = s;
+    for (let parent = r.parentSession; parent !== undefined && byId.has(parent); parent = r.parentSession) r = byId.get(parent)!;
+    return r;
+  };
+  const roots = new Map<string, InterruptedSession>();
+  for (const s of sessions) {
+    const root = rootOf(s);
+    let folded = roots.get(root.session);
+    if (!folded) roots.set(root.session, (folded = { ...root, openCallbacks: [], members: [] }));
+    folded.members.push(s.session);
+    folded.openCallbacks.push(...s.openCallbacks);
+  }
+  return [...roots.values()];
+}
+
+export interface SessionHostOptions {
+  /** Where the audit log is appended; also read at start to find sessions a reload interrupted. */
+  audit?: { sink: AuditSink; file?: string };
+}
+
+/** Who answered, for the audit log and for the message shown when an answer came too late. */
+export type AnswerSource = 'person';
+
+export class SessionHost {
+  private readonly hosted = new Map<string, HostedSession>();
+  private listeners = new Set<() => void>();
+  private callbackListeners = new Set<(callback: OpenCallback, session: HostedSession) => void>();
+  /** Sessions a reload or crash ended while they ran, with what was still open in them and their subagents. */
+  interrupted: InterruptedSession[] = [];
+
+  constructor(private readonly options: SessionHostOptions = {}) {
+    const file = options.audit?.file;
+    if (file) this.interrupted = foldSubagents(interruptedSessions(readAuditLog(file).entries));
+  }
+
+  /** Called on any change a view shows (callbacks, states, transcripts). */
+  onDidChange(listener: () => void): { dispose(): void } {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  /** Called once for each callback as it opens. */
+  onDidOpenCallback(listener: (callback: OpenCallback, session: HostedSession) => void): { dispose(): void } {
+    this.callbackListeners.add(listener);
+    return { dispose: () => this.callbackListeners.delete(listener) };
+  }
+
+  sessions(): HostedSession[] {
+    return [...this.hosted.values()];
+  }
+
+  get(id: string): HostedSession | undefined {
+    return this.hosted.get(id);
+  }
+
+  /** Every open callback of every session, with the session tree it belongs to. */
+  openCallbacks(): Array<{ session: HostedSession; callback: OpenCallback }> {
+    return this.sessions().flatMap((session) => session.openCallbacks().map((callback) => ({ session, callback })));
+  }
+
+  /** Starts a session and drives it to its end in the background; callbacks wait for answers. */
+  async start(agent: Agent, prompt: string, options: Omit<StartSessionOptions, 'onApproval' | 'onSignIn' | 'audit'>): Promise<HostedSession> {
+    const session = await agent.startSession({ ...options, ...(this.options.audit ? { audit: this.options.audit.sink } : {}) });
+    const hosted = new HostedSession(session, agent.name, prompt);
+    this.hosted.set(session.id, hosted);
+    for (const w of session.warnings) hosted.transcript.push(`warning: ${w}`);
+    void this.follow(hosted);
+    void this.drive(hosted, prompt);
+    this.changed();
+    return hosted;
+  }
+
+  private async follow(hosted: HostedSession): Promise<void> {
+    for await (const event of hosted.session.events()) {
+      this.record(hosted, event);
+      this.changed();
+    }
+  }
+
+  private record(hosted: HostedSession, event: RuntimeEvent): void {
+    if (event.type === 'subagent-started') {
+      const parent = hosted.nodes.get(event.parentSessionId);
+      const rootTurnId = parent?.parentId === undefined ? event.parentTurnId : parent.rootTurnId;
+      hosted.nodes.set(event.sessionId, { id: event.sessionId, agent: event.agent, parentId: event.parentSessionId, rootTurnId });
+    }
+    hosted.transcript.push(...describeEvent(event, hosted.id));
+    if (event.type === 'callback-opened') for (const l of this.callbackListeners) l(event.callback, hosted);
+  }
+
+  private async drive(hosted: HostedSession, prompt: string): Promise<void> {
+    try {
+      let state: TurnState = await hosted.session.run(prompt);
+      while (state.type === 'blocked') state = await hosted.session.turn(state.turnId).result({ after: state });
+      this.finish(hosted, state);
+    } catch (error) {
+      if (hosted.state === 'running') {
+        hosted.state = 'failed';
+        hosted.error = error instanceof Error ? error.message : String(error);
+        hosted.transcript.push(`failed: ${hosted.error}`);
+      }
+    }
+    this.changed();
+  }
+
+  private finish(hosted: HostedSession, state: TurnState): void {
+    if (hosted.state !== 'running') return;
+    if (state.type === 'completed') {
+      hosted.state = 'completed';
+      hosted.finalText = state.text;
+      hosted.transcript.push(`completed: ${state.text}`);
+    } else if (state.type === 'failed') {
+      hosted.state = state.error === 'cancelled' ? 'cancelled' : 'failed';
+      hosted.error = state.error;
+      hosted.transcript.push(`${hosted.state}: ${state.error}`);
+    }
+  }
+
+  /**
+   * Answers a callback of any session from the root's turn. `AlreadySettled` or `NotFound`
+   * means it was answered elsewhere (or closed): nothing ran.
+   */
+  async answer(callbackId: string, answer: CallbackAnswer): Promise<AnswerResult | undefined> {
+    for (const hosted of this.hosted.values()) {
+      if (!hosted.session.knowsCallback(callbackId)) continue;
+      const turn = hosted.session.currentTurn;
+      if (!turn) throw new SdkError(`session ${hosted.id} has no turn`);
+      return turn.answer(callbackId, answer, { by: 'person' });
+    }
+    return undefined;
+  }
+
+  async cancel(id: string): Promise<void> {
+    const hosted = this.hosted.get(id);
+    if (!hosted) return;
+    const wasRunning = hosted.state === 'running';
+    await hosted.session.cancel();
+    if (wasRunning) {
+      hosted.state = 'cancelled';
+      hosted.transcript.push('cancelled by a person');
+    }
+    this.changed();
+  }
+
+  /** Forgets an interrupted session: the audit log records that a person saw it. */
+  dismissInterrupted(sessionId: string): void {
+    const recovered = this.interrupted.find((s) => s.session === sessionId);
+    if (!recovered) return;
+    this.interrupted = this.interrupted.filter((s) => s !== recovered);
+    for (const session of recovered.members) {
+      this.options.audit?.sink.write({ time: new Date().toISOString(), event: 'session-ended', session, state: 'interrupted' });
+    }
+    this.changed();
+  }
+
+  async dispose(): Promise<void> {
+    this.listeners.clear();
+    this.callbackListeners.clear();
+  }
+
+  private changed(): void {
+    for (const l of this.listeners) l();
+  }
+}

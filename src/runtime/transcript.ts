@@ -1,0 +1,36 @@
+// A session's transcript as lines a person reads: the CLI prints them, the editor shows them.
+import type { RuntimeEvent } from './session.js';
+
+export function compact(value: unknown, max = 100): string {
+  return truncated(JSON.stringify(value) ?? '', max);
+}
+
+export function truncated(s: string, max: number): string {
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+/** The lines an event adds to the transcript of the session tree rooted at `rootId`. */
+export function describeEvent(e: RuntimeEvent, rootId: string): string[] {
+  const who = (agent: string, sessionId: string): string => (sessionId === rootId ? `[${agent}]` : `[${agent} ${sessionId}]`);
+  switch (e.type) {
+    case 'turn-started':
+      return [`${who(e.agent, e.sessionId)} > ${e.prompt}`];
+    case 'tool-call': {
+      const rule = e.decision.rule;
+      const source = e.by !== 'policy' ? e.by : rule ? `${rule.layer} ${rule.file}:${rule.line}${rule.id ? ` "${rule.id}"` : ''}` : 'default';
+      return [`${who(e.agent, e.sessionId)} ${e.toolId} ${compact(e.input)} -> ${e.effective} (${source})`];
+    }
+    case 'tool-result':
+      return [`${who(e.agent, e.sessionId)}   ${e.ok ? 'result' : 'error'}: ${truncated(e.content, 120)}`];
+    case 'message':
+      return [`${who(e.agent, e.sessionId)} says: ${e.text}`];
+    case 'callback-settled':
+      return [`${who(e.agent, e.sessionId)}   answered ${e.outcome} by ${e.by}`];
+    case 'turn-ended':
+      return e.state === 'failed' ? [`${who(e.agent, e.sessionId)} failed: ${e.error}`] : [];
+    case 'warning':
+      return [`warning: ${e.message}`];
+    default:
+      return [];
+  }
+}

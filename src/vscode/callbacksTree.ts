@@ -1,0 +1,142 @@
+// The tree of open callbacks: sessions → subagents → open callbacks (approvals and sign-ins),
+// plus sessions a reload interrupted with what they left open.
+import * as vscode from 'vscode';
+import type { OpenCallback } from '../runtime/answers.js';
+import type { RecoveredSession } from '../runtime/audit.js';
+import type { HostedSession, SessionHost, SessionNodeInfo } from '../runtime/sessionHost.js';
+import { callbackSummary, describeAsker, formatAge } from './describe.js';
+
+export type TreeNode =
+  | { kind: 'session'; hosted: HostedSession }
+  | { kind: 'subagent'; hosted: HostedSession; node: SessionNodeInfo }
+  | { kind: 'callback'; hosted: HostedSession; callback: OpenCallback }
+  | { kind: 'interrupted'; recovered: RecoveredSession }
+  | { kind: 'lost'; recovered: RecoveredSession; index: number };
+
+export const VIEW_ID = 'agentPolicy.callbacks';
+
+export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<TreeNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  readonly view: vscode.TreeView<TreeNode>;
+  private readonly disposables: vscode.Disposable[] = [];
+  private ageTimer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(private readonly host: SessionHost) {
+    this.view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this, showCollapseAll: true });
+    this.disposables.push(this.view, this.changed, host.onDidChange(() => this.refresh()));
+    this.refresh();
+  }
+
+  refresh(): void {
+    const open = this.host.openCallbacks().length;
+    this.view.badge = open > 0 ? { value: open, tooltip: `${open} open callback${open === 1 ? '' : 's'}` } : undefined;
+    this.view.message = undefined;
+    this.changed.fire(undefined);
+    // Ages are shown in the tree: refresh them while something waits.
+    if (open > 0 && !this.ageTimer) this.ageTimer = setInterval(() => this.changed.fire(undefined), 30_000);
+    if (open === 0 && this.ageTimer) {
+      clearInterval(this.ageTimer);
+      this.ageTimer = undefined;
+    }
+  }
+
+  getChildren(element?: TreeNode): TreeNode[] {
+    if (!element) {
+      const live = this.host.sessions().filter((h) => h.state === 'running' || h.openCallbacks().length > 0).map((hosted) => ({ kind: 'session' as const, hosted }));
+      const interrupted = this.host.interrupted.map((recovered) => ({ kind: 'interrupted' as const, recovered }));
+      return [...live, ...interrupted];
+    }
+    if (element.kind === 'session' || element.kind === 'subagent') {
+      const sessionId = element.kind === 'session' ? element.hosted.id : element.node.id;
+      const hosted = element.hosted;
+      const callbacks = hosted.openCallbacks();
+      const own = callbacks.filter((c) => c.sessionId === sessionId).map((callback) => ({ kind: 'callback' as const, hosted, callback }));
+      // Subagents that have something open below them.
+      const children = [...hosted.nodes.values()]
+        .filter((n) => n.parentId === sessionId)
+        .filter((n) => callbacks.some((c) => hosted.pathOf(c.sessionId).some((p) => p.id === n.id)))
+        .map((node) => ({ kind: 'subagent' as const, hosted, node }));
+      return [...own, ...children];
+    }
+    if (element.kind === 'interrupted') return element.recovered.openCallbacks.map((_, index) => ({ kind: 'lost' as const, recovered: element.recovered, index }));
+    return [];
+  }
+
+  getTreeItem(element: TreeNode): vscode.TreeItem {
+    switch (element.kind) {
+      case 'session': {
+        const h = element.hosted;
+        const open = h.openCallbacks().length;
+        const item = new vscode.TreeItem(h.agent, vscode.TreeItemCollapsibleState.Expanded);
+        item.id = `session:${h.id}`;
+        item.description = `${h.state}${open ? ` · ${open} open` : ''} · ${h.prompt}`;
+        item.tooltip = `Session ${h.id} of ${h.agent}\nPrompt: ${h.prompt}`;
+        item.iconPath = new vscode.ThemeIcon(h.state === 'running' ? 'sync~spin' : 'circle-outline');
+        item.contextValue = `session:${h.state}`;
+        item.command = { command: 'agentPolicy.showTranscript', title: 'Show Session Transcript', arguments: [h.id] };
+        item.accessibilityInformation = { label: `Agent session ${h.agent}, ${h.state}, ${open} open callbacks` };
+        return item;
+      }
+      case 'subagent': {
+        const n = element.node;
+        const item = new vscode.TreeItem(n.agent, vscode.TreeItemCollapsibleState.Expanded);
+        item.id = `subagent:${n.id}`;
+        const earlier = n.rootTurnId !== '' && n.rootTurnId !== element.hosted.currentTurnId;
+        item.description = `subagent ${n.id}${earlier ? ' · started by an earlier turn' : ''}`;
+        item.iconPath = new vscode.ThemeIcon('person');
+        item.contextValue = 'subagent';
+        item.accessibilityInformation = { label: `Subagent ${n.agent}${earlier ? ', started by an earlier turn' : ''}` };
+        return item;
+      }
+      case 'callback': {
+        const c = element.callback;
+        const earlier = element.hosted.fromEarlierTurn(c);
+        const label = c.type === 'approval' ? c.request.tool.id : `Sign in: ${c.sources.map((s) => s.name).join(', ')}`;
+        const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
+        item.id = `callback:${c.id}`;
+        item.description = `${callbackSummary(c)} · ${formatAge(Date.now() - c.openedAt)}${earlier ? ' · earlier turn' : ''}`;
+        const tip = new vscode.MarkdownString(undefined, true);
+        tip.appendText(`${describeAsker(element.hosted, c)}\nTurn ${c.turnId}${earlier ? ' (left running by an earlier turn)' : ''}\n`);
+        if (c.type === 'approval') {
+          tip.appendText(`${c.request.title}\n`);
+          if (c.request.decision?.reason) tip.appendText(`Reason: ${c.request.decision.reason}\n`);
+          tip.appendCodeblock(JSON.stringify(c.request.input, null, 2), 'json');
+        }
+        item.tooltip = tip;
+        item.iconPath = new vscode.ThemeIcon(c.type === 'approval' ? 'question' : 'account');
+        item.contextValue = c.type === 'approval' ? `callback:approval${c.request.sessionAllowed ? ':session-allowed' : ''}` : 'callback:sign-in';
+        item.accessibilityInformation = { label: `${c.type === 'approval' ? 'Approval' : 'Sign-in'} for ${label}: ${callbackSummary(c)}, asked by ${c.agent}` };
+        return item;
+      }
+      case 'interrupted': {
+        const r = element.recovered;
+        const item = new vscode.TreeItem(`${r.agent ?? 'session'} (interrupted)`, r.openCallbacks.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+        item.id = `interrupted:${r.session}`;
+        item.description = `started ${new Date(r.startedAt).toLocaleString()} · ${r.openCallbacks.length} left open`;
+        item.tooltip = `Session ${r.session} was still running when the window closed or reloaded. What it left open can no longer be answered; nothing of it ran.`;
+        item.iconPath = new vscode.ThemeIcon('warning');
+        item.contextValue = 'session:interrupted';
+        return item;
+      }
+      case 'lost': {
+        const e = element.recovered.openCallbacks[element.index]!;
+        const item = new vscode.TreeItem(e.tool ?? 'sign-in', vscode.TreeItemCollapsibleState.None);
+        item.id = `lost:${element.recovered.session}:${element.index}`;
+        item.description = `${e.summary ?? ''} · never answered`;
+        item.iconPath = new vscode.ThemeIcon('circle-slash');
+        item.contextValue = 'callback:lost';
+        return item;
+      }
+    }
+  }
+
+  getParent(): undefined {
+    return undefined;
+  }
+
+  dispose(): void {
+    if (this.ageTimer) clearInterval(this.ageTimer);
+    for (const d of this.disposables) d.dispose();
+  }
+}

@@ -1,0 +1,209 @@
+// The extension's commands: start a session, answer what is pending, sign in, transcripts.
+import * as vscode from 'vscode';
+import { SignInAnswer, type OpenApproval, type OpenCallback, type OpenSignIn } from '../runtime/answers.js';
+import type { HostedSession, SessionHost } from '../runtime/sessionHost.js';
+import { AGENTS_FILE, loadWorkspaceAgents } from '../runtime/workspaceAgents.js';
+import { answerCallback, answerFor, CHOICE_LABELS, type Choice } from './answering.js';
+import type { TreeNode } from './callbacksTree.js';
+import { callbackSummary, describeAsker, describeRule, formatAge } from './describe.js';
+import type { Log } from './log.js';
+import type { PolicyService } from './policyService.js';
+import { Transcripts } from './transcripts.js';
+
+export interface CommandContext {
+  host: SessionHost;
+  policy: PolicyService;
+  log: Log;
+  workspaceFolder: string;
+  /** Readies what deciding needs (the shell parser) before the first session. */
+  ready: () => Promise<void>;
+}
+
+/** A callback given as a tree node (menus), an id (notifications, tests), or nothing (ask). */
+type CallbackArg = TreeNode | string | undefined;
+
+function callbackIdOf(arg: CallbackArg): string | undefined {
+  if (typeof arg === 'string') return arg;
+  if (arg && arg.kind === 'callback') return arg.callback.id;
+  return undefined;
+}
+
+export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
+  const { host, log } = ctx;
+  const answerFromTree = (choice: Choice) => async (arg: CallbackArg) => {
+    const id = callbackIdOf(arg);
+    if (id === undefined) return vscode.commands.executeCommand('agentPolicy.answerPending');
+    await answerCallback(host, log, id, answerFor(choice));
+  };
+  return [
+    vscode.commands.registerCommand('agentPolicy.startSession', () => startSession(ctx)),
+    vscode.commands.registerCommand('agentPolicy.answerPending', () => answerPending(ctx)),
+    vscode.commands.registerCommand('agentPolicy.signIn', (arg: CallbackArg) => signIn(ctx, callbackIdOf(arg))),
+    vscode.commands.registerCommand('agentPolicy.showTranscript', (arg?: string | TreeNode) => showTranscript(ctx, typeof arg === 'string' ? arg : arg && arg.kind === 'session' ? arg.hosted.id : undefined)),
+    vscode.commands.registerCommand('agentPolicy.cancelSession', (arg?: string | TreeNode) => cancelSession(ctx, typeof arg === 'string' ? arg : arg && arg.kind === 'session' ? arg.hosted.id : undefined)),
+    vscode.commands.registerCommand('agentPolicy.focusCallbacks', () => vscode.commands.executeCommand('agentPolicy.callbacks.focus')),
+    vscode.commands.registerCommand('agentPolicy.showLog', () => log.channel.show()),
+    vscode.commands.registerCommand('agentPolicy.allow', answerFromTree('allow')),
+    vscode.commands.registerCommand('agentPolicy.allowForSession', answerFromTree('allow-session')),
+    vscode.commands.registerCommand('agentPolicy.deny', answerFromTree('deny')),
+    vscode.commands.registerCommand('agentPolicy.dismissInterrupted', (arg?: TreeNode) => {
+      if (arg?.kind === 'interrupted') host.dismissInterrupted(arg.recovered.session);
+    }),
+  ];
+}
+
+async function startSession(ctx: CommandContext): Promise<void> {
+  const loaded = loadWorkspaceAgents({ workspaceFolder: ctx.workspaceFolder });
+  const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
+  if (errors.length > 0) {
+    const open = 'Open Agents File';
+    const picked = await vscode.window.showErrorMessage(`Agent Policy: ${AGENTS_FILE} has ${errors.length} problem(s): ${errors[0]!.message}`, open);
+    if (picked === open && loaded.file) await vscode.window.showTextDocument(vscode.Uri.file(loaded.file));
+    return;
+  }
+  const items = loaded.agents.map((agent) => ({
+    label: agent.name,
+    description: agent.subagents.length > 0 ? `subagents: ${agent.subagents.map((s) => s.name).join(', ')}` : '',
+    detail: agent.instructions || undefined,
+    agent,
+  }));
+  const picked = items.length === 1 && !loaded.file ? items[0] : await vscode.window.showQuickPick(items, {
+    title: 'Agent Policy: Start Agent Session',
+    placeHolder: loaded.file ? `Pick an agent from ${AGENTS_FILE}` : 'No .agents.jsonc here: the default agent',
+  });
+  if (!picked) return;
+  const prompt = await vscode.window.showInputBox({
+    title: `Agent Policy: Start Agent Session — ${picked.label}`,
+    prompt: `What should ${picked.label} do?`,
+    placeHolder: 'A prompt for the agent',
+    ignoreFocusOut: true,
+  });
+  if (!prompt) return;
+  await ctx.ready();
+  const hosted = await ctx.host.start(picked.agent, prompt, {
+    workspaceFolder: ctx.workspaceFolder,
+    policy: () => ctx.policy.current(),
+    trusted: () => vscode.workspace.isTrusted,
+    protectedFiles: ctx.policy.configuredFiles(),
+  });
+  ctx.log.info(`started session ${hosted.id} of ${hosted.agent}: ${prompt}`);
+  void vscode.window.setStatusBarMessage(`Agent Policy: ${hosted.agent} is running`, 3000);
+}
+
+interface CallbackPick extends vscode.QuickPickItem {
+  callback?: OpenCallback;
+  hosted?: HostedSession;
+}
+
+/** Every open callback of every session and subagent in one quick pick, grouped by session and subagent. */
+function callbackPicks(host: SessionHost, filter: (c: OpenCallback) => boolean): CallbackPick[] {
+  const items: CallbackPick[] = [];
+  for (const hosted of host.sessions()) {
+    const groups = new Map<string, OpenCallback[]>();
+    for (const c of hosted.openCallbacks().filter(filter)) {
+      const list = groups.get(c.sessionId) ?? [];
+      list.push(c);
+      groups.set(c.sessionId, list);
+    }
+    for (const [sessionId, callbacks] of groups) {
+      const chain = hosted.pathOf(sessionId);
+      const name = chain.map((n) => n.agent).join(' › ') || hosted.agent;
+      items.push({ label: sessionId === hosted.id ? `${name} (session ${sessionId})` : `${name} (subagent ${sessionId})`, kind: vscode.QuickPickItemKind.Separator });
+      for (const c of callbacks) {
+        const earlier = hosted.fromEarlierTurn(c) ? ' · left running by an earlier turn' : '';
+        items.push({
+          label: c.type === 'approval' ? `$(question) ${c.request.tool.id}` : `$(account) Sign in: ${c.sources.map((s) => s.name).join(', ')}`,
+          description: callbackSummary(c),
+          detail: `${describeAsker(hosted, c)} · asked by ${describeRule(c)} · ${formatAge(Date.now() - c.openedAt)} ago${earlier}`,
+          callback: c,
+          hosted,
+        });
+      }
+    }
+  }
+  return items;
+}
+
+async function answerPending(ctx: CommandContext): Promise<void> {
+  const items = callbackPicks(ctx.host, () => true);
+  if (items.length === 0) {
+    void vscode.window.showInformationMessage('Agent Policy: nothing is waiting for an answer.');
+    return;
+  }
+  const picked = await vscode.window.showQuickPick(items, {
+    title: 'Agent Policy: Answer Pending Approval',
+    placeHolder: 'Pick what to answer',
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
+  if (!picked?.callback) return;
+  if (picked.callback.type === 'sign-in') return signIn(ctx, picked.callback.id);
+  await answerApproval(ctx, picked.callback);
+}
+
+async function answerApproval(ctx: CommandContext, callback: OpenApproval): Promise<void> {
+  const choices: Choice[] = callback.request.sessionAllowed ? ['allow', 'allow-session', 'deny'] : ['allow', 'deny'];
+  const icons: Record<Choice, string> = { allow: '$(check)', 'allow-session': '$(check-all)', deny: '$(close)' };
+  const descriptions: Record<Choice, string> = {
+    allow: 'run this call once',
+    'allow-session': 'run this call, and the same call with the same input, for the rest of the session',
+    deny: 'do not run it; the agent is told',
+  };
+  const answer = await vscode.window.showQuickPick(
+    choices.map((choice) => ({ label: `${icons[choice]} ${CHOICE_LABELS[choice]}`, description: descriptions[choice], choice })),
+    { title: `Agent Policy: ${callback.request.tool.id}`, placeHolder: `${callback.agent}: ${callbackSummary(callback)}` },
+  );
+  if (!answer) return;
+  await answerCallback(ctx.host, ctx.log, callback.id, answerFor(answer.choice));
+}
+
+/** A sign-in names every source it asks for: each is answered connected or denied. */
+async function signIn(ctx: CommandContext, callbackId: string | undefined): Promise<void> {
+  let callback: OpenSignIn | undefined;
+  const signIns = ctx.host.openCallbacks().filter((e) => e.callback.type === 'sign-in');
+  if (callbackId) callback = signIns.find((e) => e.callback.id === callbackId)?.callback as OpenSignIn | undefined;
+  else {
+    const items = callbackPicks(ctx.host, (c) => c.type === 'sign-in');
+    const picked = items.length ? await vscode.window.showQuickPick(items, { title: 'Agent Policy: Answer Pending Sign-In' }) : undefined;
+    callback = picked?.callback as OpenSignIn | undefined;
+  }
+  if (!callback) {
+    void vscode.window.showInformationMessage('Agent Policy: no sign-in is waiting.');
+    return;
+  }
+  const picks = await vscode.window.showQuickPick(
+    callback.sources.map((s) => ({ label: s.name, description: `${s.source} ${s.id} · ${s.mode}`, picked: false, id: s.id })),
+    { title: 'Agent Policy: Sign In', placeHolder: 'Check each source you have connected; the others are answered as denied', canPickMany: true },
+  );
+  if (!picks) return;
+  const connected = picks.map((p) => p.id);
+  const denied = callback.sources.map((s) => s.id).filter((id) => !connected.includes(id));
+  await answerCallback(ctx.host, ctx.log, callback.id, new SignInAnswer({ connected, denied }));
+}
+
+async function pickSession(ctx: CommandContext, title: string, filter: (h: HostedSession) => boolean): Promise<HostedSession | undefined> {
+  const sessions = ctx.host.sessions().filter(filter);
+  if (sessions.length <= 1) return sessions[0];
+  const picked = await vscode.window.showQuickPick(
+    sessions.reverse().map((h) => ({ label: h.agent, description: `${h.state} · ${h.prompt}`, detail: `session ${h.id}`, hosted: h })),
+    { title },
+  );
+  return picked?.hosted;
+}
+
+async function showTranscript(ctx: CommandContext, sessionId: string | undefined): Promise<void> {
+  const hosted = sessionId ? ctx.host.get(sessionId) : await pickSession(ctx, 'Agent Policy: Show Session Transcript', () => true);
+  if (!hosted) {
+    void vscode.window.showInformationMessage('Agent Policy: no session has run in this window.');
+    return;
+  }
+  const doc = await vscode.workspace.openTextDocument(Transcripts.uri(hosted.id, hosted.agent));
+  await vscode.window.showTextDocument(doc, { preview: false });
+}
+
+async function cancelSession(ctx: CommandContext, sessionId: string | undefined): Promise<void> {
+  const hosted = sessionId ? ctx.host.get(sessionId) : await pickSession(ctx, 'Agent Policy: Cancel Agent Session', (h) => h.state === 'running');
+  if (!hosted) return;
+  await ctx.host.cancel(hosted.id);
+  ctx.log.info(`cancelled session ${hosted.id}`);
+}

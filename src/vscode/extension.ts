@@ -1,0 +1,80 @@
+// The VS Code layer: a thin adapter over the policy engine and the agent runtime. Everything it
+// creates is registered with the extension context, which disposes of it.
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { initShellParser } from '../policy/shell.js';
+import { FileAuditLog } from '../runtime/audit.js';
+import { SessionHost } from '../runtime/sessionHost.js';
+import { CallbacksTree } from './callbacksTree.js';
+import { registerCommands } from './commands.js';
+import { Log } from './log.js';
+import { Notifications } from './notifications.js';
+import { PolicyService } from './policyService.js';
+import { StatusBar } from './statusBar.js';
+import { Transcripts } from './transcripts.js';
+
+export interface AgentPolicyApi {
+  /** The runtime, for other extensions: the same classes the `agent-policy/runtime` module exports. */
+  runtime: typeof import('../runtime.js');
+  /** The sessions this window runs. */
+  host: SessionHost;
+}
+
+let host: SessionHost | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<AgentPolicyApi | undefined> {
+  const started = performance.now();
+  const log = new Log();
+  context.subscriptions.push(log);
+  try {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const workspaceFolder = folder?.uri.scheme === 'file' ? folder.uri.fsPath : process.cwd();
+    const policy = new PolicyService(workspaceFolder, log);
+    // The audit log lives in the workspace's storage; it is also the journal a reload reads.
+    const storage = context.storageUri?.fsPath ?? context.globalStorageUri.fsPath;
+    const auditFile = path.join(storage, 'audit.jsonl');
+    const audit = new FileAuditLog(auditFile);
+    host = new SessionHost({ audit: { sink: audit, file: auditFile } });
+    const tree = new CallbacksTree(host);
+    const updateContext = (): void => {
+      const open = host!.openCallbacks();
+      void vscode.commands.executeCommand('setContext', 'agentPolicy.openCallbacks', open.length);
+      void vscode.commands.executeCommand('setContext', 'agentPolicy.openSignIns', open.filter((o) => o.callback.type === 'sign-in').length);
+      void vscode.commands.executeCommand('setContext', 'agentPolicy.runningSessions', host!.sessions().filter((s) => s.state === 'running').length);
+      void vscode.commands.executeCommand('setContext', 'agentPolicy.sessions', host!.sessions().length);
+    };
+    let shellReady: Promise<void> | undefined;
+    const ready = (): Promise<void> => (shellReady ??= initShellParser({ wasmDir: path.join(context.extensionPath, 'dist') }));
+    context.subscriptions.push(
+      policy,
+      tree,
+      new StatusBar(host),
+      new Notifications(host, log),
+      new Transcripts(host),
+      new vscode.Disposable(host.onDidChange(updateContext).dispose),
+      { dispose: () => audit.close() },
+      ...registerCommands({ host, policy, log, workspaceFolder, ready }),
+    );
+    updateContext();
+    if (host.interrupted.length > 0) {
+      log.warn(`${host.interrupted.length} session(s) were interrupted by a reload or crash; see the Open Callbacks view`);
+    }
+    // Load the shell parser in the background: it is needed at the first decision, not to activate.
+    void ready().catch((error: unknown) => log.error('the shell parser could not be loaded', error));
+    log.info(`activated in ${(performance.now() - started).toFixed(1)} ms for ${workspaceFolder}${vscode.workspace.isTrusted ? '' : ' (untrusted: the workspace policy can only tighten)'}`);
+    const runtime = await import('../runtime.js');
+    return { runtime, host };
+  } catch (error) {
+    log.error('activation failed', error);
+    void vscode.window.showErrorMessage(`Agent Policy could not start: ${error instanceof Error ? error.message : String(error)}`, 'Open Output').then((picked) => {
+      if (picked) log.channel.show();
+    });
+    return undefined;
+  }
+}
+
+export async function deactivate(): Promise<void> {
+  // Running sessions are not ended here: the audit log shows them as interrupted next time.
+  await host?.dispose();
+  host = undefined;
+}

@@ -1,0 +1,85 @@
+// Each ask raises one notification naming who asks, the tool id, a summary of the input and the
+// rule that asked, with Allow / Allow for Session / Deny. A burst is coalesced into one
+// notification that opens the tree. A setting turns them off (tree and status bar only).
+import * as vscode from 'vscode';
+import type { OpenCallback } from '../runtime/answers.js';
+import type { HostedSession, SessionHost } from '../runtime/sessionHost.js';
+import { answerCallback, answerFor, CHOICE_LABELS, type Choice } from './answering.js';
+import { askMessage } from './describe.js';
+import type { Log } from './log.js';
+
+/** How long after a first ask further asks count as the same burst. */
+const BURST_WINDOW_MS = 400;
+
+export class Notifications implements vscode.Disposable {
+  private held: Array<{ callback: OpenCallback; hosted: HostedSession }> = [];
+  private burstTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly subscription: vscode.Disposable;
+
+  constructor(
+    private readonly host: SessionHost,
+    private readonly log: Log,
+  ) {
+    this.subscription = new vscode.Disposable(host.onDidOpenCallback((callback, hosted) => this.opened(callback, hosted)).dispose);
+  }
+
+  private get enabled(): boolean {
+    return vscode.workspace.getConfiguration('agentPolicy').get<string>('notifications', 'all') !== 'off';
+  }
+
+  private get burstSize(): number {
+    return Math.max(2, vscode.workspace.getConfiguration('agentPolicy').get<number>('notificationBurst', 3));
+  }
+
+  private opened(callback: OpenCallback, hosted: HostedSession): void {
+    if (!this.enabled) return;
+    // The first ask shows at once; what follows within the window waits to see if it is a burst.
+    if (this.burstTimer === undefined) {
+      this.show(callback, hosted);
+      this.burstTimer = setTimeout(() => this.flush(), BURST_WINDOW_MS);
+      return;
+    }
+    this.held.push({ callback, hosted });
+  }
+
+  private flush(): void {
+    this.burstTimer = undefined;
+    const held = this.held.filter(({ callback }) => this.isOpen(callback.id));
+    this.held = [];
+    if (held.length === 0) return;
+    if (held.length + 1 >= this.burstSize) {
+      const open = this.host.openCallbacks().length;
+      void vscode.window.showWarningMessage(`Agent Policy: ${open} approvals are waiting.`, 'Open').then((picked) => {
+        if (picked === 'Open') void vscode.commands.executeCommand('agentPolicy.focusCallbacks');
+      });
+      return;
+    }
+    for (const { callback, hosted } of held) this.show(callback, hosted);
+  }
+
+  private isOpen(callbackId: string): boolean {
+    return this.host.openCallbacks().some(({ callback }) => callback.id === callbackId);
+  }
+
+  private show(callback: OpenCallback, hosted: HostedSession): void {
+    this.log.info(`ask ${callback.id}: ${askMessage(hosted, callback)}`);
+    if (callback.type === 'sign-in') {
+      void vscode.window.showWarningMessage(askMessage(hosted, callback), 'Sign In…').then((picked) => {
+        if (picked) void vscode.commands.executeCommand('agentPolicy.signIn', callback.id);
+      });
+      return;
+    }
+    const choices: Choice[] = callback.request.sessionAllowed ? ['allow', 'allow-session', 'deny'] : ['allow', 'deny'];
+    const labels = choices.map((c) => CHOICE_LABELS[c]);
+    void vscode.window.showWarningMessage(askMessage(hosted, callback), ...labels).then(async (picked) => {
+      const choice = choices.find((c) => CHOICE_LABELS[c] === picked);
+      if (!choice) return;
+      await answerCallback(this.host, this.log, callback.id, answerFor(choice));
+    });
+  }
+
+  dispose(): void {
+    if (this.burstTimer) clearTimeout(this.burstTimer);
+    this.subscription.dispose();
+  }
+}

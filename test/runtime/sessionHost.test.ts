@@ -1,0 +1,137 @@
+// The editor's session host: sessions driven in the background, callbacks answered by a person
+// from anywhere, transcripts, and sessions a reload interrupted found again in the audit log.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { Agent, PermissionPolicy, PermissionRule, Subagent } from '../../src/runtime/agent.js';
+import { AllowApproval, DenyApproval } from '../../src/runtime/answers.js';
+import { FileAuditLog } from '../../src/runtime/audit.js';
+import { ScriptedModel } from '../../src/runtime/scripted.js';
+import { SessionHost } from '../../src/runtime/sessionHost.js';
+import { tool } from '../../src/runtime/tools.js';
+
+function until(check: () => boolean, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const poll = (): void => {
+      if (check()) resolve();
+      else if (Date.now() - started > 5000) reject(new Error(`timed out waiting for ${what}`));
+      else setTimeout(poll, 5);
+    };
+    poll();
+  });
+}
+
+function makeAgent(ran: string[]): Agent {
+  const note = tool({ name: 'note', description: 'writes a note', inputSchema: z.object({ text: z.string() }) }, (i) => {
+    ran.push(i.text);
+    return { ok: true };
+  });
+  return new Agent({
+    model: new ScriptedModel({
+      agents: {
+        main: [{ parallel: [{ spawn: 'checker', task: 'code' }, { spawn: 'checker', task: 'docs' }] }, { wait: 'all' }, { say: 'both done' }],
+        checker: [{ call: 'note', input: { text: '{{task}}' } }, { say: 'noted {{task}}' }],
+      },
+    }),
+    instructions: '',
+    subagents: [new Subagent({ name: 'checker', tools: [note] })],
+    permissionPolicy: new PermissionPolicy({ rules: [PermissionRule({ tools: ['agents.*'], decision: 'allow' })], default: 'ask' }),
+  });
+}
+
+describe('SessionHost', () => {
+  let dir: string;
+  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'host-'))));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('lists the open callbacks of two subagents, answers one, and keeps the other open', async () => {
+    const ran: string[] = [];
+    const host = new SessionHost();
+    const opened: string[] = [];
+    host.onDidOpenCallback((c) => opened.push(c.id));
+    const hosted = await host.start(makeAgent(ran), 'review', { workspaceFolder: dir });
+    await until(() => host.openCallbacks().length === 2, 'two callbacks');
+    assert.deepEqual(opened.length, 2);
+    const [first, second] = host.openCallbacks();
+    assert.notEqual(first!.callback.sessionId, hosted.id, 'a subagent asked');
+    assert.deepEqual(hosted.pathOf(first!.callback.sessionId).map((n) => n.agent), ['main', 'checker']);
+
+    const answered = await host.answer(first!.callback.id, new AllowApproval());
+    assert.equal(answered?.type, 'answered');
+    await until(() => ran.length === 1, 'the allowed call to run');
+    assert.equal(host.openCallbacks().length, 1);
+    assert.equal(host.openCallbacks()[0]!.callback.id, second!.callback.id);
+
+    // A second answer to the same callback (another notification, the tree) runs nothing.
+    const again = await host.answer(first!.callback.id, new AllowApproval());
+    assert.equal(again?.type, 'not-found', 'the root says NotFound once a subagent callback is settled');
+    assert.equal(ran.length, 1);
+
+    await host.answer(second!.callback.id, new DenyApproval());
+    await until(() => hosted.state === 'completed', 'the session to complete');
+    assert.deepEqual(ran, [first!.callback.type === 'approval' ? (first!.callback.request.input as { text: string }).text : '']);
+    assert.equal(hosted.finalText, 'both done');
+    assert.ok(hosted.transcript.some((l) => l.includes('client.note') && l.includes('-> ask')));
+    assert.ok(hosted.transcript.some((l) => l.includes('denied')));
+    assert.equal(hosted.transcript.at(-1), 'completed: both done');
+  });
+
+  it('two answers at once settle a callback once: the tool runs once', async () => {
+    const ran: string[] = [];
+    const host = new SessionHost();
+    await host.start(makeAgent(ran), 'review', { workspaceFolder: dir });
+    await until(() => host.openCallbacks().length === 2, 'two callbacks');
+    const id = host.openCallbacks()[0]!.callback.id;
+    const results = await Promise.all([host.answer(id, new AllowApproval()), host.answer(id, new AllowApproval()), host.answer(id, new DenyApproval())]);
+    assert.equal(results.filter((r) => r?.type === 'answered').length, 1);
+    await until(() => ran.length === 1, 'one run');
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(ran.length, 1);
+  });
+
+  it('finds sessions a reload interrupted, with what they left open, until a person dismisses them', async () => {
+    const auditFile = path.join(dir, 'audit.jsonl');
+    const first = new SessionHost({ audit: { sink: new FileAuditLog(auditFile), file: auditFile } });
+    const hosted = await first.start(makeAgent([]), 'review', { workspaceFolder: dir });
+    await until(() => first.openCallbacks().length === 2, 'two callbacks');
+    // The window reloads: nothing ends the session; a new host reads the journal.
+    const second = new SessionHost({ audit: { sink: new FileAuditLog(auditFile), file: auditFile } });
+    assert.equal(second.interrupted.length, 1);
+    assert.equal(second.interrupted[0]!.session, hosted.id);
+    assert.equal(second.interrupted[0]!.openCallbacks.length, 2);
+    assert.ok(second.interrupted[0]!.openCallbacks.every((e) => e.tool === 'client.note'));
+    second.dismissInterrupted(hosted.id);
+    assert.equal(second.interrupted.length, 0);
+    const third = new SessionHost({ audit: { sink: new FileAuditLog(auditFile), file: auditFile } });
+    assert.equal(third.interrupted.length, 0);
+    await hosted.session.cancel();
+  });
+
+  it('a session that ends normally is not interrupted on the next start', async () => {
+    const auditFile = path.join(dir, 'audit.jsonl');
+    const host = new SessionHost({ audit: { sink: new FileAuditLog(auditFile), file: auditFile } });
+    const hosted = await host.start(makeAgent([]), 'review', { workspaceFolder: dir });
+    await until(() => host.openCallbacks().length === 2, 'two callbacks');
+    for (const { callback } of host.openCallbacks()) await host.answer(callback.id, new AllowApproval());
+    await until(() => hosted.state === 'completed', 'completion');
+    await host.cancel(hosted.id);
+    assert.equal(new SessionHost({ audit: { sink: new FileAuditLog(auditFile), file: auditFile } }).interrupted.length, 0);
+  });
+
+  it('cancelling closes what was open: a late answer runs nothing', async () => {
+    const ran: string[] = [];
+    const host = new SessionHost();
+    const hosted = await host.start(makeAgent(ran), 'review', { workspaceFolder: dir });
+    await until(() => host.openCallbacks().length === 2, 'two callbacks');
+    const id = host.openCallbacks()[0]!.callback.id;
+    await host.cancel(hosted.id);
+    assert.equal(hosted.state, 'cancelled');
+    assert.equal(host.openCallbacks().length, 0);
+    const late = await host.answer(id, new AllowApproval());
+    assert.notEqual(late?.type, 'answered');
+    assert.deepEqual(ran, []);
+  });
+});
