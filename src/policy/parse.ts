@@ -83,9 +83,12 @@ function describeParseError(code: string): string {
 function duplicateKeys(root: Node, file: string): Diagnostic[] {
   const out: Diagnostic[] = [];
   const visit = (node: Node): void => {
+    // Most nodes are leaves: no `?? []` here, which would allocate an array for each of them.
+    const children = node.children;
+    if (children === undefined) return;
     if (node.type === 'object') {
       const seen = new Set<string>();
-      for (const property of node.children ?? []) {
+      for (const property of children) {
         const key = property.children?.[0];
         if (key === undefined) continue;
         const name = String(key.value);
@@ -95,7 +98,7 @@ function duplicateKeys(root: Node, file: string): Diagnostic[] {
         seen.add(name);
       }
     }
-    for (const child of node.children ?? []) visit(child);
+    for (const child of children) visit(child);
   };
   visit(root);
   return out;
