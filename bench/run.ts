@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { initShellParser } from '../src/policy/shell.js';
 import { benchPolicy, type PolicyKind } from './policyBench.js';
+import { runtimeBench } from './runtimeBench.js';
 import { formatTable, verdict, type BenchRow } from './table.js';
 
 const SIZES = [10, 100, 1_000, 10_000];
@@ -37,11 +38,13 @@ async function main(): Promise<void> {
         }));
       }
     }
+    process.stderr.write('benchmarking the runtime...\n');
+    rows.push(...(await runtimeBench()));
   } finally {
     fs.rmSync(workspaceFolder, { recursive: true, force: true });
   }
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-  process.stdout.write(`Policy engine benchmark (node ${process.version}, ${os.cpus().length} x ${cpu})\n`);
+  process.stdout.write(`Policy engine and runtime benchmark (node ${process.version}, ${os.cpus().length} x ${cpu})\n`);
   // Times are wall clock: other processes on the machine inflate them.
   process.stdout.write(`load average before ${loadBefore}, after ${load()}\n\n`);
   process.stdout.write(`${formatTable(rows)}\n\n`);

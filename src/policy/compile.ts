@@ -210,12 +210,22 @@ function resolvePointer(input: unknown, tokens: readonly string[]): { present: b
 }
 
 /** JSON with sorted keys: equal values give equal text. */
-export function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown, depth = 0): string {
+  // Inputs come from models: a value nested deeper than any real tool input is refused, not recursed into.
+  if (depth > MAX_INPUT_DEPTH) throw new InputTooDeepError();
   if (value === undefined) return 'undefined';
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, depth + 1)).join(',')}]`;
   const keys = Object.keys(value).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k], depth + 1)}`).join(',')}}`;
+}
+
+export const MAX_INPUT_DEPTH = 256;
+
+export class InputTooDeepError extends RangeError {
+  constructor() {
+    super(`the input is nested more than ${MAX_INPUT_DEPTH} levels deep`);
+  }
 }
 
 /**
@@ -272,14 +282,22 @@ export function mismatch(rule: CompiledRule, call: PreparedCall, toolsAlreadyMat
     const tags = call.call.tool.tags;
     if (!tags || !tags.some((t) => rule.tags!.has(t))) return 'tags';
   }
+  // Loosening needs every part; tightening needs any part.
+  const loosening = rule.decision === 'allow';
   if (rule.input) {
     for (const check of rule.input) {
       const { present, value } = resolvePointer(call.call.input, check.tokens);
-      if (!check.test(present, value)) return 'input';
+      let ok: boolean;
+      try {
+        ok = check.test(present, value);
+      } catch (error) {
+        // An input too deep to compare is unknown: tightening rules take it, loosening ones never do.
+        if (!(error instanceof InputTooDeepError)) throw error;
+        ok = !loosening;
+      }
+      if (!ok) return 'input';
     }
   }
-  // Loosening needs every part; tightening needs any part.
-  const loosening = rule.decision === 'allow';
   if (rule.paths && !pathsMatch(rule.paths, call.paths, loosening)) return 'paths';
   if (rule.commands && !commandsMatch(rule.commands, call.command, loosening)) return 'commands';
   return null;

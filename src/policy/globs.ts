@@ -40,11 +40,7 @@ function compile(pattern: string, segment: boolean): GlobTest {
   } catch (error) {
     throw new GlobError(`glob ${JSON.stringify(pattern)} does not compile: ${(error as Error).message}`);
   }
-  if (!mm.hasMagic()) {
-    // Literal: a string comparison is both faster and exact.
-    const literal = pattern.replace(/\\(.)/g, '$1');
-    return (value) => value === literal;
-  }
+  // No shortcut for "literal" patterns: minimatch calls `[e]` non-magic, yet it means `e`, not `[e]`.
   if (segment) return (value) => mm.match(asSegment(value));
   // A path glob whose every alternative starts with a literal segment (`src/**`, `/etc/*`)
   // can only match a path that starts with one of them: checking that first spares the

@@ -84,26 +84,41 @@ export function realpathOfExistingPrefix(absolute: string, depth = 0): string {
   let existing = absolute;
   const rest: string[] = [];
   for (;;) {
-    try {
-      const real = fs.realpathSync.native(existing);
-      return rest.length === 0 ? real : path.join(real, ...rest.reverse());
-    } catch {
-      // A dangling symbolic link still decides where a new file lands: follow its text.
-      const target = danglingLinkTarget(existing);
-      if (target !== undefined && depth < 40) {
-        return realpathOfExistingPrefix(path.join(path.resolve(path.dirname(existing), target), ...rest.reverse()), depth + 1);
+    // lstat without throwing finds the longest existing prefix cheaply (a thrown error costs
+    // more than the system call); realpath then runs once, on something that exists.
+    const entry = lstatQuietly(existing);
+    if (entry) {
+      try {
+        const real = fs.realpathSync.native(existing);
+        return rest.length === 0 ? real : path.join(real, ...rest.reverse());
+      } catch {
+        // A dangling symbolic link still decides where a new file lands: follow its text.
+        if (entry.isSymbolicLink() && depth < 40) {
+          const target = readlinkQuietly(existing);
+          if (target !== undefined) {
+            return realpathOfExistingPrefix(path.join(path.resolve(path.dirname(existing), target), ...rest.reverse()), depth + 1);
+          }
+        }
       }
-      const parent = path.dirname(existing);
-      if (parent === existing) return absolute;
-      rest.push(path.basename(existing));
-      existing = parent;
     }
+    const parent = path.dirname(existing);
+    if (parent === existing) return absolute;
+    rest.push(path.basename(existing));
+    existing = parent;
   }
 }
 
-function danglingLinkTarget(p: string): string | undefined {
+function lstatQuietly(p: string): fs.Stats | undefined {
   try {
-    return fs.lstatSync(p).isSymbolicLink() ? fs.readlinkSync(p) : undefined;
+    return fs.lstatSync(p, { throwIfNoEntry: false });
+  } catch {
+    return undefined; // ENOTDIR and the like: not there either
+  }
+}
+
+function readlinkQuietly(p: string): string | undefined {
+  try {
+    return fs.readlinkSync(p);
   } catch {
     return undefined;
   }

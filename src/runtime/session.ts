@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import type { ToolCall } from '../policy/call.js';
-import { canonicalJson } from '../policy/compile.js';
+import { canonicalJson, InputTooDeepError } from '../policy/compile.js';
 import { permissionModeDecision } from '../policy/lint.js';
 import type { Policy, PolicyDecision } from '../policy/policy.js';
 import type { Agent, PermissionMode, Subagent, ToolHook } from './agent.js';
@@ -408,6 +408,12 @@ export class Session {
     const checked = tool.check(call.input);
     if (!checked.ok) return JSON.stringify({ error: `invalid input for ${call.name}: ${checked.error}` });
     const input = checked.value;
+    try {
+      canonicalJson(input);
+    } catch (error) {
+      if (error instanceof InputTooDeepError) return JSON.stringify({ error: `invalid input for ${call.name}: ${error.message}` });
+      throw error;
+    }
     const policyCall: ToolCall = { tool, input, agent: this.agentName };
     const decision = this.decide(policyCall);
     const hookTitle = decision.decision === 'deny' ? undefined : this.hookAsks(tool, input);

@@ -4,6 +4,17 @@
 // subsets of matchers over small alphabets) and random calls; rules are serialised to JSONC
 // text and loaded with loadPolicyText, so every property exercises the whole pipeline:
 // parse → schema → compile → index → decide.
+//
+//  1. First match decides, across managed → workspace → user; rules after the deciding one change nothing.
+//  2. An untrusted workspace never allows; trust only ever lowers a workspace allow to ask.
+//  3. An invalid file never allows (broken), and a stale one decides exactly as its last good version.
+//  4. Adding a part (another path, another simple command) never turns a non-allow into allow.
+//  5. Loading never throws; valid ⇔ no error diagnostic; ranges lie within the text.
+//  6. `covers` / `shadowed` are sound: a rule reported shadowed never decides.
+//  7. Decisions are deterministic, whatever was decided before on the same Policy.
+//
+// Each property also asserts that its interesting case occurred often enough, so a generator
+// that drifts into trivial inputs fails loudly instead of passing vacuously.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -53,7 +64,7 @@ const TOOL_GLOBS = [
   'builtin.read_fil?',
   'mcp.github.+(push|list_issues)',
 ] as const;
-const AGENT_GLOBS = ['main', 'deployer', 'reviewer', 'sub-*', 'rev*', '*'] as const;
+const AGENT_GLOBS = ['main', 'deployer', 'reviewer', 'sub-*', 'rev*', '*', '*', '**'] as const;
 // Agent names are what the agents file allows (letters, digits, `_`, `.`, `-`): `.` and `..` included.
 const AGENT_NAMES = ['main', 'deployer', 'reviewer', 'sub-a', 'sub-b', 'helper', '.hidden', '.', '..'] as const;
 const TAGS = ['createHint', 'updateHint', 'net', 'fs'] as const;
@@ -544,57 +555,61 @@ describe('policy properties (fast-check)', function () {
         fc.option(policyArb(2), { nil: undefined }),
         fc.option(policyArb(2), { nil: undefined }),
         (p, edits, calls, trusted, managedSpec, userSpec) => {
-        tried++;
-        const good = load(p);
-        let text = policyText(p);
-        let bad: PolicyLayer | undefined;
-        for (const e of edits) {
-          text = applyEdit(text, e);
-          const loaded = loadPolicyText(text, good.file, 'workspace');
-          if (!loaded.valid) {
-            bad = loaded;
-            break;
+          tried++;
+          const good = load(p);
+          let text = policyText(p);
+          let bad: PolicyLayer | undefined;
+          for (const e of edits) {
+            text = applyEdit(text, e);
+            const loaded = loadPolicyText(text, good.file, 'workspace');
+            if (!loaded.valid) {
+              bad = loaded;
+              break;
+            }
           }
-        }
-        if (!bad) return; // every edit kept the file valid: nothing to check here
-        invalidated++;
-        assert.ok(bad.diagnostics.some((d) => d.severity === 'error'), 'an invalid layer reports an error');
-        assert.equal(bad.rules.length, 0, 'an invalid layer contributes no rules');
-        assert.equal(bad.default, undefined, 'an invalid layer contributes no default');
+          if (!bad) return; // every edit kept the file valid: nothing to check here
+          invalidated++;
+          assert.ok(bad.diagnostics.some((d) => d.severity === 'error'), 'an invalid layer reports an error');
+          assert.equal(bad.rules.length, 0, 'an invalid layer contributes no rules');
+          assert.equal(bad.default, undefined, 'an invalid layer contributes no default');
 
-        const brokenState = nextLayerState(undefined, bad);
-        assert.equal(brokenState.kind, 'broken');
-        const goodState = nextLayerState(undefined, good);
-        const staleState = nextLayerState(goodState, bad);
-        assert.ok(staleState.kind === 'ok' && staleState.layer === good && staleState.stale?.current === bad);
-        // A broken state stays broken, a stale one keeps the last good version, whatever comes next that is invalid.
-        assert.equal(nextLayerState(brokenState, bad).kind, 'broken');
-        const staleAgain = nextLayerState(staleState, bad);
-        assert.ok(staleAgain.kind === 'ok' && staleAgain.layer === good);
+          const brokenState = nextLayerState(undefined, bad);
+          assert.equal(brokenState.kind, 'broken');
+          const goodState = nextLayerState(undefined, good);
+          const staleState = nextLayerState(goodState, bad);
+          assert.ok(staleState.kind === 'ok' && staleState.layer === good && staleState.stale?.current === bad);
+          // A broken state stays broken, a stale one keeps the last good version, whatever comes next that is invalid.
+          assert.equal(nextLayerState(brokenState, bad).kind, 'broken');
+          const staleAgain = nextLayerState(staleState, bad);
+          assert.ok(staleAgain.kind === 'ok' && staleAgain.layer === good);
 
-        const brokenPolicy = new Policy({ workspace: brokenState });
-        // The last good version stands in for the broken file among the other layers.
-        const others: Partial<Record<LayerName, PolicyLayer>> = {};
-        if (managedSpec) others.managed = load(managedSpec, 'managed');
-        if (userSpec) others.user = load(userSpec, 'user');
-        const stalePolicy = new Policy({ ...others, workspace: staleState });
-        const goodPolicy = new Policy({ ...others, workspace: goodState });
-        assert.equal(brokenPolicy.degraded, true);
-        assert.equal(stalePolicy.degraded, true);
-        for (const call of calls) {
-          for (const fallbackDefault of ['allow', 'ask', 'deny'] as const) {
-            const o = { ...options, trusted, fallbackDefault };
-            const broken = brokenPolicy.decide(call, o);
-            assert.notEqual(broken.decision, 'allow', `a broken policy allowed ${shown(call)}:\n${text}`);
-            const stale = stalePolicy.decide(call, o);
-            const { warnings: goodWarnings, ...expected } = goodPolicy.decide(call, o);
-            const { warnings: staleWarnings, ...actual } = stale;
-            assert.deepEqual(actual, expected, `the stale layer decides differently from the last good version:\n${text}`);
-            for (const w of goodWarnings) assert.ok(staleWarnings.includes(w));
-            // Once judging reaches the stale layer (no managed rule decided first), the decision says so.
-            if (stale.rule?.layer !== 'managed') assert.ok(staleWarnings.length > goodWarnings.length, 'a stale layer is reported in the warnings');
+          const brokenPolicy = new Policy({ workspace: brokenState });
+          // The last good version stands in for the broken file among the other layers.
+          const others: Partial<Record<LayerName, PolicyLayer>> = {};
+          if (managedSpec) others.managed = load(managedSpec, 'managed');
+          if (userSpec) others.user = load(userSpec, 'user');
+          const brokenAmongOthers = new Policy({ ...others, workspace: brokenState });
+          const stalePolicy = new Policy({ ...others, workspace: staleState });
+          const goodPolicy = new Policy({ ...others, workspace: goodState });
+          assert.equal(brokenPolicy.degraded, true);
+          assert.equal(stalePolicy.degraded, true);
+          for (const call of calls) {
+            for (const fallbackDefault of ['allow', 'ask', 'deny'] as const) {
+              const o = { ...options, trusted, fallbackDefault };
+              const broken = brokenPolicy.decide(call, o);
+              assert.notEqual(broken.decision, 'allow', `a broken policy allowed ${shown(call)}:\n${text}`);
+              // Among other layers, only a managed rule (judged before the broken file) can still allow.
+              const amongOthers = brokenAmongOthers.decide(call, o);
+              if (amongOthers.decision === 'allow') assert.equal(amongOthers.rule?.layer, 'managed', shown(amongOthers));
+              const stale = stalePolicy.decide(call, o);
+              const { warnings: goodWarnings, ...expected } = goodPolicy.decide(call, o);
+              const { warnings: staleWarnings, ...actual } = stale;
+              assert.deepEqual(actual, expected, `the stale layer decides differently from the last good version:\n${text}`);
+              for (const w of goodWarnings) assert.ok(staleWarnings.includes(w));
+              // Once judging reaches the stale layer (no managed rule decided first), the decision says so.
+              if (stale.rule?.layer !== 'managed') assert.ok(staleWarnings.length > goodWarnings.length, 'a stale layer is reported in the warnings');
+            }
           }
-        }
         },
       ),
       { numRuns: 400 },
@@ -721,17 +736,25 @@ describe('policy properties (fast-check)', function () {
         ruleArb,
         narrowArb,
         fc.constantFrom('add', 'narrow', 'override', 'drop', 'independent'),
-        fc.subarray([...MATCHER_NAMES], { minLength: 1 }),
+        fc.array(fc.boolean(), { minLength: MATCHER_NAMES.length, maxLength: MATCHER_NAMES.length }),
+        fc.constantFrom('tools', 'agents'),
+        fc.constantFrom(['*'], ['**'], ['*', 'main'], ['main', '**']),
         fc.array(callArb, { minLength: 1, maxLength: 8 }),
       )
-      .map(([earlier, other, narrow, mode, dropped, calls]) => {
+      .map(([original, other, narrow, mode, dropped, wildField, wildcard, calls]) => {
+        let earlier = original;
         let later: RuleSpec;
         if (mode === 'independent') later = other;
         else if (mode === 'override') later = { ...earlier, ...other };
         else if (mode === 'drop') {
-          // Matchers left out: covered only where the earlier one matches everything (`*`, `**`).
+          // The earlier rule's tools or agents match everything (`*`, `**`); the later rule
+          // leaves that matcher out (and maybe others): `covers` takes such a list as match-all.
+          earlier = { ...earlier, [wildField]: wildcard };
           later = { ...earlier, decision: other.decision };
-          for (const m of dropped) delete later[m];
+          delete later[wildField];
+          MATCHER_NAMES.forEach((m, i) => {
+            if (dropped[i]) delete later[m];
+          });
         } else later = { ...other, ...earlier, ...(mode === 'narrow' ? narrow : {}), decision: other.decision };
         if (later.decision !== 'ask') {
           later = { ...later };
