@@ -100,6 +100,8 @@ export class SessionHost {
   private readonly hosted = new Map<string, HostedSession>();
   private listeners = new Set<() => void>();
   private callbackListeners = new Set<(callback: OpenCallback, session: HostedSession) => void>();
+  /** How many calls each rule decided in this window, by `file#index`. */
+  readonly ruleCounts = new Map<string, number>();
   /** Sessions a reload or crash ended while they ran, with what was still open in them and their subagents. */
   interrupted: InterruptedSession[] = [];
 
@@ -157,6 +159,10 @@ export class SessionHost {
       const parent = hosted.nodes.get(event.parentSessionId);
       const rootTurnId = parent?.parentId === undefined ? event.parentTurnId : parent.rootTurnId;
       hosted.nodes.set(event.sessionId, { id: event.sessionId, agent: event.agent, parentId: event.parentSessionId, rootTurnId });
+    }
+    if (event.type === 'tool-call' && event.decision.rule) {
+      const key = `${event.decision.rule.file}#${event.decision.rule.index}`;
+      this.ruleCounts.set(key, (this.ruleCounts.get(key) ?? 0) + 1);
     }
     hosted.transcript.push(...describeEvent(event, hosted.id));
     if (event.type === 'callback-opened') for (const l of this.callbackListeners) l(event.callback, hosted);
