@@ -77,6 +77,10 @@ export interface ApprovalTool {
   kind: ToolKind | 'unknown';
   description?: string;
   annotations: ToolAnnotations;
+  /** What the policy read the call's paths and command from, so the same call can be judged again. */
+  pathArgs?: readonly string[];
+  commandArg?: string;
+  tags?: readonly string[];
 }
 
 export interface ApprovalRequest {

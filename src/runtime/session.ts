@@ -459,7 +459,12 @@ export class Session {
     const sessionAllowed = hook === undefined && decision.ask?.remember !== 'never' && !decision.lowered;
     const timeoutSeconds = hook === undefined ? decision.ask?.timeout : undefined;
     const request: ApprovalRequest = {
-      tool: { id: tool.id, name: call.name, kind: tool.kind, description: tool.description, annotations: { ...tool.annotations } },
+      tool: {
+        id: tool.id, name: call.name, kind: tool.kind, description: tool.description, annotations: { ...tool.annotations },
+        ...(tool.pathArgs ? { pathArgs: tool.pathArgs } : {}),
+        ...(tool.commandArg ? { commandArg: tool.commandArg } : {}),
+        ...(tool.tags ? { tags: tool.tags } : {}),
+      },
       ...(hook ? { hook: hook.hook } : {}),
       title: hook?.title ?? `${this.agentName} wants to run ${tool.id}: ${summarizeInput(input)}`,
       input,

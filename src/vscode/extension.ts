@@ -12,6 +12,13 @@ import { Notifications } from './notifications.js';
 import { PolicyService } from './policyService.js';
 import { StatusBar } from './statusBar.js';
 import { Transcripts } from './transcripts.js';
+import { EXPLAIN_SCHEME, Explanations, registerPolicyCommands, RuleCounts } from './policyCommands.js';
+import { PolicyDiagnostics } from './policyDiagnostics.js';
+import { PolicyQuickFixes } from './policyEditing.js';
+import { PolicyStatus } from './policyStatus.js';
+
+/** The policy files the editor features apply to (the managed and user files get diagnostics by name). */
+const POLICY_SELECTOR: vscode.DocumentSelector = [{ scheme: 'file', pattern: '**/*.agentpolicy.jsonc' }, { scheme: 'file', pattern: '**/.agentpolicy.jsonc' }];
 
 export interface AgentPolicyApi {
   /** The runtime, for other extensions: the same classes the `agent-policy/runtime` module exports. */
@@ -32,7 +39,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentP
   try {
     const folder = vscode.workspace.workspaceFolders?.[0];
     const workspaceFolder = folder?.uri.scheme === 'file' ? folder.uri.fsPath : process.cwd();
-    const policy = new PolicyService(workspaceFolder, log);
+    const policy = new PolicyService(workspaceFolder, log, context.workspaceState);
     // The audit log lives in the workspace's storage; it is also the journal a reload reads.
     const storage = context.storageUri?.fsPath ?? context.globalStorageUri.fsPath;
     const auditFile = path.join(storage, 'audit.jsonl');
@@ -45,7 +52,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentP
       void vscode.commands.executeCommand('setContext', 'agentPolicy.openSignIns', open.filter((o) => o.callback.type === 'sign-in').length);
       void vscode.commands.executeCommand('setContext', 'agentPolicy.runningSessions', host!.sessions().filter((s) => s.state === 'running').length);
       void vscode.commands.executeCommand('setContext', 'agentPolicy.sessions', host!.sessions().length);
+      void vscode.commands.executeCommand('setContext', 'agentPolicy.policyChangeHeld', policy.heldChange() !== undefined);
     };
+    const explanations = new Explanations();
     let shellReady: Promise<void> | undefined;
     const ready = (): Promise<void> => (shellReady ??= initShellParser({ wasmDir: path.join(context.extensionPath, 'dist') }));
     context.subscriptions.push(
@@ -55,8 +64,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentP
       new Notifications(host, log),
       new Transcripts(host),
       new vscode.Disposable(host.onDidChange(updateContext).dispose),
+      policy.onDidChange(updateContext),
       { dispose: () => audit.close() },
       ...registerCommands({ host, policy, log, workspaceFolder, ready }),
+      new PolicyDiagnostics(policy),
+      new PolicyStatus(policy),
+      vscode.workspace.registerTextDocumentContentProvider(EXPLAIN_SCHEME, explanations),
+      vscode.languages.registerCodeLensProvider(POLICY_SELECTOR, new RuleCounts(host)),
+      vscode.languages.registerCodeActionsProvider(POLICY_SELECTOR, new PolicyQuickFixes(workspaceFolder), { providedCodeActionKinds: PolicyQuickFixes.kinds }),
+      ...registerPolicyCommands({ host, policy, log, extensionPath: context.extensionPath, explanations, ready }),
     );
     updateContext();
     if (host.interrupted.length > 0) {

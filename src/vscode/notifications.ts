@@ -8,6 +8,8 @@ import { answerCallback, answerFor, CHOICE_LABELS, type Choice } from './answeri
 import { askMessage } from './describe.js';
 import type { Log } from './log.js';
 
+const MORE = 'More…';
+
 /** How long after a first ask further asks count as the same burst. */
 const BURST_WINDOW_MS = 400;
 
@@ -70,12 +72,25 @@ export class Notifications implements vscode.Disposable {
       return;
     }
     const choices: Choice[] = callback.request.sessionAllowed ? ['allow', 'allow-session', 'deny'] : ['allow', 'deny'];
-    const labels = choices.map((c) => CHOICE_LABELS[c]);
+    const labels = [...choices.map((c) => CHOICE_LABELS[c]), MORE];
     void vscode.window.showWarningMessage(askMessage(hosted, callback), ...labels).then(async (picked) => {
+      if (picked === MORE) return this.more(callback.id);
       const choice = choices.find((c) => CHOICE_LABELS[c] === picked);
       if (!choice) return;
       await answerCallback(this.host, this.log, callback.id, answerFor(choice));
     });
+  }
+
+  private async more(callbackId: string): Promise<void> {
+    const picked = await vscode.window.showQuickPick(
+      [
+        { label: '$(add) Allow and Add Rule…', command: 'agentPolicy.allowAndAddRule' },
+        { label: '$(info) Explain This Call', command: 'agentPolicy.explain' },
+        { label: '$(bell) Show in Open Callbacks', command: 'agentPolicy.focusCallbacks' },
+      ],
+      { title: 'Agent Policy: More' },
+    );
+    if (picked) await vscode.commands.executeCommand(picked.command, callbackId);
   }
 
   dispose(): void {

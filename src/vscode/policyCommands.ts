@@ -1,0 +1,234 @@
+// Editing the policy: open (or create from an example) the workspace policy, explain a call,
+// and a CodeLens on each rule with how many calls it decided in this window.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { kindFromId, type ToolCall } from '../policy/call.js';
+import { loadPolicyText, type Explanation } from '../policy/policy.js';
+import type { OpenCallback } from '../runtime/answers.js';
+import type { SessionHost } from '../runtime/sessionHost.js';
+import { describeDecision } from '../policy/inlineTests.js';
+import { describeChange } from '../policy/loosening.js';
+import { allowAndAddRule } from './policyEditing.js';
+import type { PolicyService } from './policyService.js';
+import { WORKSPACE_POLICY_FILE } from './policyService.js';
+
+export const EXPLAIN_SCHEME = 'agent-policy-explain';
+
+/** The examples shipped in `policies/`, each described by its first comment line. */
+export function examplePolicies(extensionPath: string): Array<{ file: string; name: string; description: string }> {
+  const dir = path.join(extensionPath, 'policies');
+  let files: string[] = [];
+  try {
+    files = fs.readdirSync(dir).filter((f) => f.endsWith('.agentpolicy.jsonc')).sort();
+  } catch {
+    return [];
+  }
+  return files.map((f) => {
+    const first = fs.readFileSync(path.join(dir, f), 'utf8').split('\n')[0] ?? '';
+    return { file: path.join(dir, f), name: f.replace('.agentpolicy.jsonc', ''), description: first.replace(/^\/\/\s*/, '') };
+  });
+}
+
+export async function openWorkspacePolicy(policy: PolicyService, extensionPath: string): Promise<void> {
+  const target = path.join(policy.workspaceFolder, WORKSPACE_POLICY_FILE);
+  if (!fs.existsSync(target)) {
+    const picked = await vscode.window.showQuickPick(
+      examplePolicies(extensionPath).map((e) => ({ label: e.name, description: e.description, file: e.file })),
+      { title: 'Agent Policy: Open Workspace Policy', placeHolder: `There is no ${WORKSPACE_POLICY_FILE} yet: start from an example` },
+    );
+    if (!picked) return;
+    // Through a WorkspaceEdit, so creating it can be undone like any edit.
+    const edit = new vscode.WorkspaceEdit();
+    const uri = vscode.Uri.file(target);
+    edit.createFile(uri, { ignoreIfExists: true, contents: fs.readFileSync(picked.file) });
+    await vscode.workspace.applyEdit(edit);
+  }
+  await vscode.window.showTextDocument(vscode.Uri.file(target));
+}
+
+/** Explanations shown as Markdown documents. */
+export class Explanations implements vscode.TextDocumentContentProvider {
+  private readonly texts = new Map<string, string>();
+  private count = 0;
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.path) ?? '';
+  }
+
+  add(markdown: string): vscode.Uri {
+    const p = `/explanation-${++this.count}.md`;
+    this.texts.set(p, markdown);
+    return vscode.Uri.from({ scheme: EXPLAIN_SCHEME, path: p });
+  }
+}
+
+export async function explainCall(policy: PolicyService, explanations: Explanations, from?: OpenCallback): Promise<void> {
+  const approval = from?.type === 'approval' ? from : undefined;
+  const toolId = await vscode.window.showInputBox({
+    title: 'Agent Policy: Explain a Tool Call',
+    prompt: 'The stable id of the tool',
+    value: approval?.request.tool.id ?? 'builtin.read_file',
+    validateInput: (v) => (v.trim() ? undefined : 'a tool id such as builtin.read_file'),
+  });
+  if (!toolId) return;
+  const inputText = await vscode.window.showInputBox({
+    title: 'Agent Policy: Explain a Tool Call',
+    prompt: `The input of ${toolId}, as JSON`,
+    value: JSON.stringify(approval?.request.input ?? { path: 'src/index.js' }),
+    validateInput: (v) => {
+      try {
+        JSON.parse(v);
+        return undefined;
+      } catch (error) {
+        return `not JSON: ${(error as Error).message}`;
+      }
+    },
+  });
+  if (inputText === undefined) return;
+  const call: ToolCall = {
+    tool: {
+      id: toolId.trim(),
+      ...(approval ? { kind: approval.request.tool.kind === 'unknown' ? undefined : approval.request.tool.kind, annotations: approval.request.tool.annotations } : {}),
+    } as ToolCall['tool'],
+    input: JSON.parse(inputText) as unknown,
+    agent: approval?.agent ?? 'main',
+  };
+  if (call.tool.kind === undefined) {
+    const kind = kindFromId(call.tool.id);
+    if (kind) call.tool.kind = kind;
+    else delete call.tool.kind;
+  }
+  const explanation = policy.current().explain(call, { workspaceFolder: policy.workspaceFolder, trusted: vscode.workspace.isTrusted });
+  const uri = explanations.add(explanationMarkdown(call, explanation, policy.workspaceFolder));
+  await vscode.commands.executeCommand('markdown.showPreview', uri);
+}
+
+function fileLink(file: string, line: number, workspaceFolder: string): string {
+  const abs = path.isAbsolute(file) ? file : path.join(workspaceFolder, file);
+  return `[${path.basename(file)}:${line}](${vscode.Uri.file(abs).with({ fragment: `L${line}` }).toString()})`;
+}
+
+export function explanationMarkdown(call: ToolCall, e: Explanation, workspaceFolder: string): string {
+  const lines = [
+    `# ${e.decision.toUpperCase()}: ${call.tool.id}`,
+    '',
+    `Input: \`${JSON.stringify(call.input)}\` · agent \`${call.agent}\``,
+    '',
+    `**${describeDecision(e)}**${e.rule ? ` — ${fileLink(e.rule.file, e.rule.line, workspaceFolder)}` : ''}`,
+    '',
+  ];
+  if (e.reason) lines.push(`Reason: ${e.reason}`, '');
+  if (e.lowered) lines.push('Lowered: the workspace is not trusted, so its `allow` became `ask`.', '');
+  for (const w of e.warnings) lines.push(`Warning: ${w}`, '');
+  lines.push('## Rules tested', '', '| rule | decision | result |', '| --- | --- | --- |');
+  for (const t of e.trace) {
+    const name = `${t.rule.layer} rule ${t.rule.index + 1}${t.rule.id !== null ? ` "${t.rule.id}"` : ''} (${fileLink(t.rule.file, t.rule.line, workspaceFolder)})`;
+    lines.push(`| ${name} | ${t.decision} | ${t.failed === null ? 'every matcher matched: it decided' : `\`${t.failed}\` did not match`} |`);
+  }
+  if (e.trace.length === 0) lines.push('| (no rule names this tool) | | |');
+  if (e.rule === null) lines.push('', `No rule matched: ${e.defaultFrom ? `the ${e.defaultFrom} policy's default` : 'the built-in default (ask)'} decided.`);
+  return lines.join('\n');
+}
+
+/** A CodeLens on each rule: how many calls it decided in this window. */
+export class RuleCounts implements vscode.CodeLensProvider {
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChangeCodeLenses = this.changed.event;
+  private pending: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly host: SessionHost) {
+    host.onDidChange(() => {
+      this.pending ??= setTimeout(() => {
+        this.pending = undefined;
+        this.changed.fire();
+      }, 500);
+    });
+  }
+
+  provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
+    const layer = loadPolicyText(doc.getText(), doc.uri.fsPath, 'workspace');
+    return layer.rules.map((rule) => {
+      const count = [...this.host.ruleCounts.entries()]
+        .filter(([key]) => key === `${rule.ref.file}#${rule.ref.index}` || key.endsWith(`${path.basename(doc.uri.fsPath)}#${rule.ref.index}`))
+        .reduce((n, [, c]) => n + c, 0);
+      const at = doc.positionAt(rule.offset);
+      return new vscode.CodeLens(new vscode.Range(at, at), {
+        title: `decided ${count} call${count === 1 ? '' : 's'} in this window`,
+        command: '',
+      });
+    });
+  }
+}
+
+export interface PolicyCommandContext {
+  host: SessionHost;
+  policy: PolicyService;
+  log: import('./log.js').Log;
+  extensionPath: string;
+  explanations: Explanations;
+  ready: () => Promise<void>;
+}
+
+/** The approval a command was run on: a tree node, an id, or the person picks one. */
+async function approvalFrom(host: SessionHost, arg: unknown): Promise<OpenCallback | undefined> {
+  const id = typeof arg === 'string' ? arg : (arg as { kind?: string; callback?: OpenCallback } | undefined)?.kind === 'callback' ? (arg as { callback: OpenCallback }).callback.id : undefined;
+  const open = host.openCallbacks().map((o) => o.callback).filter((c) => c.type === 'approval');
+  if (id) return open.find((c) => c.id === id);
+  if (open.length === 0) return undefined;
+  const picked = await vscode.window.showQuickPick(
+    open.map((c) => ({ label: c.type === 'approval' ? c.request.tool.id : c.id, description: c.agent, callback: c })),
+    { title: 'Agent Policy: pick an open approval' },
+  );
+  return picked?.callback;
+}
+
+export function registerPolicyCommands(ctx: PolicyCommandContext): vscode.Disposable[] {
+  const { policy } = ctx;
+  const showChange = async (): Promise<void> => {
+    const held = policy.heldChange();
+    if (!held) {
+      void vscode.window.showInformationMessage('Agent Policy: no policy change is waiting for you.');
+      return;
+    }
+    const md = [
+      `# ${path.basename(held.file)} changed outside this editor`,
+      '',
+      'These decisions would become more permissive. Until you accept, the new allows ask.',
+      '',
+      ...held.changes.map((c) => `- ${describeChange(c)}`),
+    ].join('\n');
+    await vscode.commands.executeCommand('markdown.showPreview', ctx.explanations.add(md));
+  };
+  policy.onDidHold((held) => {
+    void vscode.window
+      .showWarningMessage(
+        `Agent Policy: ${path.basename(held.file)} changed outside this editor and allows more (${held.changes.length} decision${held.changes.length === 1 ? '' : 's'}: ${held.changes.slice(0, 2).map(describeChange).join('; ')}${held.changes.length > 2 ? '; …' : ''}). Its new allows ask until you accept.`,
+        'Accept',
+        'Show Changes',
+      )
+      .then((picked) => {
+        if (picked === 'Accept') policy.accept();
+        else if (picked === 'Show Changes') void showChange();
+      });
+  });
+  return [
+    vscode.commands.registerCommand('agentPolicy.openPolicy', () => openWorkspacePolicy(policy, ctx.extensionPath)),
+    vscode.commands.registerCommand('agentPolicy.explain', async (arg?: unknown) => {
+      await ctx.ready();
+      const from = arg === undefined ? undefined : await approvalFrom(ctx.host, arg);
+      await explainCall(policy, ctx.explanations, from);
+    }),
+    vscode.commands.registerCommand('agentPolicy.allowAndAddRule', async (arg?: unknown) => {
+      await ctx.ready();
+      const callback = await approvalFrom(ctx.host, arg);
+      if (!callback || callback.type !== 'approval') {
+        void vscode.window.showInformationMessage('Agent Policy: that approval is no longer open.');
+        return;
+      }
+      await allowAndAddRule(ctx.host, policy, ctx.log, callback);
+    }),
+    vscode.commands.registerCommand('agentPolicy.acceptPolicyChange', () => policy.accept()),
+    vscode.commands.registerCommand('agentPolicy.showPolicyChange', showChange),
+  ];
+}

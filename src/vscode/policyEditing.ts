@@ -1,0 +1,134 @@
+// Changing the policy from the editor: quick fixes for its diagnostics, and "Allow and Add
+// Rule", which inserts a rule before the first rule that matches the call (undoable, comments
+// and formatting kept) and then answers the callback with allow once.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { parseAgentsFile } from '../agents/agentsFile.js';
+import { spawnInfo } from '../policy/check.js';
+import { loadPolicyText } from '../policy/policy.js';
+import {
+  addSpawnAllowEdit, canAllowByWorkspaceRule, deleteRuleEdit, insertionIndex, insertRuleEdit, moveRuleEdit, renameFieldEdit,
+  ruleIndexAt, ruleSuggestions, shadowingRuleIndex, spawnAllowIndex, suggestedFieldName, type TextEdit,
+} from '../policy/ruleEdits.js';
+import { AllowApproval, type OpenApproval } from '../runtime/answers.js';
+import type { SessionHost } from '../runtime/sessionHost.js';
+import { AGENTS_FILE } from '../runtime/workspaceAgents.js';
+import { answerCallback } from './answering.js';
+import type { Log } from './log.js';
+import type { PolicyService } from './policyService.js';
+import { WORKSPACE_POLICY_FILE } from './policyService.js';
+
+function toWorkspaceEdit(doc: vscode.TextDocument, edits: readonly TextEdit[]): vscode.WorkspaceEdit {
+  const edit = new vscode.WorkspaceEdit();
+  for (const e of edits) edit.replace(doc.uri, new vscode.Range(doc.positionAt(e.offset), doc.positionAt(e.offset + e.length)), e.content);
+  return edit;
+}
+
+export class PolicyQuickFixes implements vscode.CodeActionProvider {
+  static readonly kinds = [vscode.CodeActionKind.QuickFix];
+
+  constructor(private readonly workspaceFolder: string) {}
+
+  provideCodeActions(doc: vscode.TextDocument, _range: vscode.Range, context: vscode.CodeActionContext): vscode.CodeAction[] {
+    const text = doc.getText();
+    const actions: vscode.CodeAction[] = [];
+    const add = (title: string, diagnostic: vscode.Diagnostic, build: () => { edits: TextEdit[] }, preferred = false): void => {
+      try {
+        const action = new vscode.CodeAction(title, vscode.CodeActionKind.QuickFix);
+        action.edit = toWorkspaceEdit(doc, build().edits);
+        action.diagnostics = [diagnostic];
+        action.isPreferred = preferred;
+        actions.push(action);
+      } catch {
+        // The text changed under the diagnostic or cannot be edited safely: offer nothing.
+      }
+    };
+    for (const diagnostic of context.diagnostics) {
+      if (diagnostic.source !== 'agent-policy') continue;
+      const offset = doc.offsetAt(diagnostic.range.start);
+      if (diagnostic.code === 'shadowed') {
+        const layer = loadPolicyText(text, doc.uri.fsPath, 'workspace');
+        const index = ruleIndexAt(text, offset);
+        const above = index === undefined ? undefined : shadowingRuleIndex(layer, index);
+        if (index !== undefined && above !== undefined) {
+          add(`Move rule ${index + 1} above rule ${above + 1}, which shadows it`, diagnostic, () => moveRuleEdit(text, index, above), true);
+          add(`Delete rule ${index + 1}, which never decides`, diagnostic, () => deleteRuleEdit(text, index));
+        }
+      } else if (diagnostic.code === 'spawn-denied') {
+        const layer = loadPolicyText(text, doc.uri.fsPath, 'workspace');
+        const agentsFile = path.join(this.workspaceFolder, AGENTS_FILE);
+        const agents = fs.existsSync(agentsFile) ? parseAgentsFile(fs.readFileSync(agentsFile, 'utf8'), agentsFile).value : undefined;
+        const at = spawnAllowIndex(layer, spawnInfo(agents), this.workspaceFolder);
+        add('Add a rule allowing agents.spawn', diagnostic, () => addSpawnAllowEdit(text, at), true);
+      } else if (diagnostic.code === 'schema') {
+        const name = suggestedFieldName(diagnostic.message);
+        if (name) add(`Rename the field to "${name}"`, diagnostic, () => renameFieldEdit(text, offset, doc.offsetAt(diagnostic.range.end) - offset, name), true);
+      }
+    }
+    return actions;
+  }
+}
+
+/** Allow and Add Rule: the person picks how narrow the rule is; it is inserted, saved, and the call allowed once. */
+export async function allowAndAddRule(host: SessionHost, policy: PolicyService, log: Log, callback: OpenApproval): Promise<void> {
+  const trusted = vscode.workspace.isTrusted;
+  const decision = callback.request.decision;
+  if (callback.request.hook) {
+    void vscode.window.showWarningMessage(`Agent Policy: the ${callback.request.hook} hook asks for this call whatever the rules say; a rule cannot allow it. Answer it once.`);
+    return;
+  }
+  if (decision && !canAllowByWorkspaceRule(decision, trusted)) {
+    void vscode.window.showWarningMessage(
+      trusted ? 'Agent Policy: a managed rule decides this call; a workspace rule cannot allow it.' : 'Agent Policy: in an untrusted workspace a workspace rule only asks; it cannot allow this call.',
+    );
+    return;
+  }
+  const file = path.join(policy.workspaceFolder, WORKSPACE_POLICY_FILE);
+  if (!fs.existsSync(file)) fs.writeFileSync(file, '{\n  "version": 1,\n  "rules": []\n}\n');
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
+  const layer = loadPolicyText(doc.getText(), file, 'workspace');
+  if (!layer.valid) {
+    void vscode.window.showErrorMessage(`Agent Policy: ${WORKSPACE_POLICY_FILE} has errors; fix them before adding a rule.`);
+    return;
+  }
+  const tool = callback.request.tool;
+  const call = {
+    tool: {
+      id: tool.id,
+      ...(tool.kind !== 'unknown' ? { kind: tool.kind } : {}),
+      annotations: tool.annotations,
+      ...(tool.pathArgs ? { pathArgs: tool.pathArgs } : {}),
+      ...(tool.commandArg ? { commandArg: tool.commandArg } : {}),
+      ...(tool.tags ? { tags: tool.tags } : {}),
+    },
+    input: callback.request.input,
+    agent: callback.agent,
+  };
+  const existingIds = layer.rules.flatMap((r) => (r.ref.id !== null ? [r.ref.id] : []));
+  const suggestions = ruleSuggestions(call, { workspaceFolder: policy.workspaceFolder, existingIds });
+  const picked = await vscode.window.showQuickPick(
+    suggestions.map((s) => ({ label: s.label, description: s.description, detail: JSON.stringify(s.rule), suggestion: s })),
+    { title: `Agent Policy: Allow and Add Rule — ${tool.id}`, placeHolder: 'How narrow should the new rule be?' },
+  );
+  if (!picked) return;
+  const options = { workspaceFolder: policy.workspaceFolder, trusted };
+  const before = insertionIndex(layer, call, options);
+  const result = insertRuleEdit(doc.getText(), picked.suggestion.rule, before);
+  if (!(await vscode.workspace.applyEdit(toWorkspaceEdit(doc, result.edits)))) {
+    void vscode.window.showErrorMessage('Agent Policy: the rule could not be inserted.');
+    return;
+  }
+  // Saved here, by the person: the change is accepted, and it applies from the next decision.
+  await doc.save();
+  policy.reloadWorkspace();
+  const editor = await vscode.window.showTextDocument(doc, { preview: false });
+  const inserted = loadPolicyText(doc.getText(), file, 'workspace').rules[result.insertedAt];
+  if (inserted) {
+    const start = doc.positionAt(inserted.offset);
+    editor.selection = new vscode.Selection(start, doc.positionAt(inserted.offset + inserted.length));
+    editor.revealRange(editor.selection);
+  }
+  log.info(`added rule "${result.rule.id}" at index ${result.insertedAt} of ${file}`);
+  await answerCallback(host, log, callback.id, new AllowApproval());
+}
