@@ -1,4 +1,5 @@
 // A session's transcript as lines a person reads: the CLI prints them, the editor shows them.
+import * as path from 'node:path';
 import type { RuntimeEvent } from './session.js';
 
 export function compact(value: unknown, max = 100): string {
@@ -17,7 +18,7 @@ export function describeEvent(e: RuntimeEvent, rootId: string): string[] {
       return [`${who(e.agent, e.sessionId)} > ${e.prompt}`];
     case 'tool-call': {
       const rule = e.decision.rule;
-      const source = e.by !== 'policy' ? e.by : rule ? `${rule.layer} ${rule.file}:${rule.line}${rule.id ? ` "${rule.id}"` : ''}` : 'default';
+      const source = e.by !== 'policy' ? e.by : rule ? `${rule.layer} ${path.basename(rule.file)}:${rule.line}${rule.id ? ` "${rule.id}"` : ''}` : 'default';
       return [`${who(e.agent, e.sessionId)} ${e.toolId} ${compact(e.input)} -> ${e.effective} (${source})`];
     }
     case 'tool-result':
