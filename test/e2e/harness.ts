@@ -94,6 +94,23 @@ export const exactly = (s: string) => new RegExp(`^\\s*${escapeRe(s)}\\s*$`);
 export async function textOf(l: Locator): Promise<string> {
   return ((await l.innerText({ timeout: 5000 }).catch(() => '')) ?? '').replace(/\s+/g, ' ').trim();
 }
+/** Polls `check` until it returns something other than undefined/false, or the time is up. */
+async function poll<T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeout: number):
+  Promise<{ ok: true; value: T } | { ok: false; lastError: unknown }> {
+  const deadline = Date.now() + timeout;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined && v !== false) return { ok: true, value: v };
+    } catch (e) {
+      lastError = e;
+    }
+    if (Date.now() > deadline) return { ok: false, lastError };
+    await sleep(250);
+  }
+}
+
 /** The rows of a (virtualized) list in their order on screen: the DOM order of rows can differ. */
 async function inListOrder(rows: Locator): Promise<Locator[]> {
   const all = await rows.all();
@@ -384,20 +401,10 @@ export async function startVsCode(opts: StartOptions): Promise<VsCode> {
     return new Error(`${message}${shot ? `\n  screenshot: ${path.relative(REPO, shot)}` : ''}\n  logs: ${path.relative(REPO, logDir)}`);
   };
   const waitFor = async <T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeout = TIMEOUTS.ui): Promise<T> => {
-    const deadline = Date.now() + timeout;
-    let lastError: unknown;
-    for (;;) {
-      try {
-        const v = await check();
-        if (v !== undefined && v !== false) return v;
-      } catch (e) {
-        lastError = e;
-      }
-      if (Date.now() > deadline) {
-        throw await failure(`timed out after ${Math.round(timeout / 1000)} s waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message.split('\n')[0]})` : ''}`);
-      }
-      await sleep(250);
-    }
+    const r = await poll(check, timeout);
+    if (r.ok) return r.value;
+    const last = r.lastError ? ` (last error: ${(r.lastError as Error).message.split('\n')[0]})` : '';
+    throw await failure(`timed out after ${Math.round(timeout / 1000)} s waiting for ${what}${last}`);
   };
 
   const widget = p.locator('.quick-input-widget');
@@ -506,8 +513,8 @@ export async function startVsCode(opts: StartOptions): Promise<VsCode> {
       throw await failure(`the notification matching ${text} has no button "${button}" (buttons: ${names.map((s) => s.trim()).join(', ') || 'none'}; text: ${await textOf(n)})`);
     }
     await btn.first().click();
-    await waitFor(`the notification matching ${text} to close after "${button}"`, async () => !(await n.isVisible()) || undefined, 10_000)
-      .catch(() => undefined); // another notification with the same text may take its place
+    // Not an error if it stays: another notification with the same text may take its place.
+    await poll(async () => !(await n.isVisible()) || undefined, 10_000);
   };
 
   const norm = (t: string) => t.replace(/\s+/g, ' ').trim();
@@ -639,16 +646,27 @@ export async function startVsCode(opts: StartOptions): Promise<VsCode> {
     });
   const statusBarText = async (match: RegExp, timeout = TIMEOUTS.ui) => ((await (await statusBarItem(match, timeout)).textContent()) ?? '').trim();
 
+  // Focus an editor without clicking into it: a click may land on a CodeLens, a link or a line
+  // scrolled out of view. Its input element takes focus; else the command focuses the group.
+  const focusEditor = async (editor: Locator) => {
+    const focused = () => editor.evaluate((e) => (e.getAttribute('class') ?? '').split(' ').includes('focused')).catch(() => false);
+    if (await focused()) return;
+    await editor.locator('textarea.inputarea, .native-edit-context, textarea').first().focus({ timeout: 5000 }).catch(() => undefined);
+    if ((await poll(focused, 3000)).ok) return;
+    await runCommand('View: Focus Active Editor Group');
+    await waitFor('the editor to take focus', async () => (await focused()) || undefined, 10_000);
+  };
+
   const readEditorText = async () => {
     const editor = p.locator('.editor-group-container.active .editor-container .monaco-editor').first();
     await editor.waitFor({ state: 'visible', timeout: TIMEOUTS.ui }).catch(async () => { throw await failure('no editor is open'); });
     // Select all and copy: the exact text, however long, without reading Monaco's virtualized DOM.
-    await editor.locator('.view-lines').click({ position: { x: 5, y: 5 } });
+    await focusEditor(editor);
     await p.evaluate(() => (globalThis as unknown as PageGlobals).navigator.clipboard.writeText('')).catch(() => undefined);
     await p.keyboard.press('Control+A');
     await p.keyboard.press('Control+C');
-    const copied = await waitFor('the editor text on the clipboard', async () => (await p.evaluate(() => (globalThis as unknown as PageGlobals).navigator.clipboard.readText())) || undefined, 5000)
-      .catch(() => '');
+    const clip = await poll(async () => (await p.evaluate(() => (globalThis as unknown as PageGlobals).navigator.clipboard.readText())) || undefined, 5000);
+    const copied = clip.ok ? clip.value : '';
     await p.keyboard.press('Control+Home');
     if (copied) return copied;
     // Fallback: the rendered lines (whatever is in view).
@@ -661,7 +679,7 @@ export async function startVsCode(opts: StartOptions): Promise<VsCode> {
   const setEditorText = async (text: string) => {
     const editor = p.locator('.editor-group-container.active .editor-container .monaco-editor').first();
     await editor.waitFor({ state: 'visible', timeout: TIMEOUTS.ui }).catch(async () => { throw await failure('no editor is open'); });
-    await editor.locator('.view-lines').click({ position: { x: 5, y: 5 } });
+    await focusEditor(editor);
     await p.evaluate((t) => (globalThis as unknown as PageGlobals).navigator.clipboard.writeText(t), text);
     await p.keyboard.press('Control+A');
     await p.keyboard.press('Control+V');
