@@ -55,9 +55,7 @@ describe('Editing the policy in VS Code (e2e)', function () {
 
   /** Replaces the whole text of the active editor, as a person pasting would. */
   async function replaceEditorText(v: VsCode, text: string): Promise<void> {
-    await v.page.locator('.monaco-editor .view-lines').first().click();
-    await v.page.keyboard.press('Control+A');
-    await v.page.keyboard.insertText(text);
+    await v.setEditorText(text);
   }
 
   async function problems(v: VsCode): Promise<string> {
