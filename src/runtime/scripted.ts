@@ -176,7 +176,7 @@ function checkTemplates(agent: string, moves: readonly Move[], ctx: z.core.$Refi
         const known = [...BUILTIN_ROOTS, ...bound.keys()];
         const namedLater = moveNames(moves.slice(index)).has(root);
         const why = namedLater ? ` ("${root}" is named by this or a later move)` : '';
-        const suggestion = nearestName(root, known);
+        const suggestion = nearest(root, known);
         const hint = suggestion ? `; did you mean "${suggestion}"?` : `; known: ${known.join(', ')}`;
         ctx.addIssue({ code: 'custom', input: text, path: at, message: `unknown name "${root}" in template "${template.source}"${why}${hint}` });
       }
@@ -264,7 +264,7 @@ function resolve(path: string, scope: Scope): unknown {
     } else if (value !== null && typeof value === 'object') {
       if (!Object.hasOwn(value, segment)) {
         const keys = Object.keys(value);
-        const suggestion = nearestName(segment, keys);
+        const suggestion = nearest(segment, keys);
         const hint = suggestion ? `; did you mean "${suggestion}"?` : keys.length > 0 ? ` (it has ${keys.join(', ')})` : ' (it is empty)';
         throw new TemplateError(`unknown template path "${path}": "${at}" has no field "${segment}"${hint}`);
       }
@@ -389,7 +389,7 @@ export class ScriptedModel implements Model {
     const steps = this.steps.get(agent);
     if (steps === undefined) {
       const known = [...this.steps.keys()];
-      const suggestion = nearestName(agent, known);
+      const suggestion = nearest(agent, known);
       const hint = suggestion ? `; did you mean "${suggestion}"?` : ` (it has ${known.join(', ')})`;
       throw new ModelError(`the scenario ${this.id} has no script for agent ${agent}${hint}`);
     }
@@ -471,7 +471,7 @@ function addKeyHints(diagnostics: Diagnostic[], root: Node): void {
     const keyNode = findNodeAtOffset(root, d.offset);
     const object = keyNode?.parent?.type === 'property' && keyNode.parent.children?.[0] === keyNode ? keyNode.parent.parent : undefined;
     if (object === undefined || keyNode?.value !== match[1]) continue;
-    const suggestion = nearestName(match[1]!, knownKeysAt(getNodePath(object)));
+    const suggestion = nearest(match[1]!, knownKeysAt(getNodePath(object)));
     if (suggestion) d.message += `; did you mean "${suggestion}"?`;
   }
 }
@@ -481,36 +481,6 @@ function knownKeysAt(path: readonly (string | number)[]): readonly string[] {
   if (path.length === 3 && path[0] === 'agents' && typeof path[2] === 'number') return MOVE_KEYS;
   if (path.length === 5 && path[0] === 'agents' && path[3] === 'parallel' && typeof path[4] === 'number') return PARALLEL_KEYS;
   return [];
-}
-
-/** Like `nearest`, but a swap of two adjacent letters is one edit. */
-function nearestName(name: string, known: readonly string[]): string | undefined {
-  const plain = nearest(name, known);
-  if (plain !== undefined) return plain;
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const candidate of known) {
-    const d = swapDistance(name.toLowerCase(), candidate.toLowerCase());
-    if (d < bestDistance) {
-      bestDistance = d;
-      best = candidate;
-    }
-  }
-  return best !== undefined && bestDistance <= Math.max(1, Math.floor(best.length / 3)) ? best : undefined;
-}
-
-/** Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps. */
-function swapDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = v;
-    }
-  }
-  return d[a.length]![b.length]!;
 }
 
 function orList(items: readonly string[]): string {
