@@ -77,10 +77,9 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
     trusted: args.untrusted !== true,
     ...(Object.keys(layers).length > 0 ? { policy: new Policy(layers) } : {}),
     ...(audit ? { audit } : {}),
-    onApproval: (_ctx, request) => {
+    onApproval: () => {
       if (answer === 'allow') return new AllowApproval();
       if (answer === 'deny') return new DenyApproval({ reason: 'denied by agentpolicy run --answer deny' });
-      void request;
       return new KeepCallbackOpen();
     },
     onSignIn: (_ctx, sources) =>

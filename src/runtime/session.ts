@@ -223,7 +223,6 @@ interface SessionDefinition {
   model: Model;
   instructions: string;
   tools: Map<string, RuntimeTool>;
-  subagents: readonly Subagent[];
   canSpawn: boolean;
   maxSteps: number;
 }
@@ -808,7 +807,6 @@ function definitionOf(def: Agent | Subagent, root: Agent): SessionDefinition {
     model: (isRoot ? root.model : (def as Subagent).model ?? root.model),
     instructions: def.instructions,
     tools: byName,
-    subagents: root.subagents,
     canSpawn,
     maxSteps: root.maxSteps,
   };

@@ -93,9 +93,6 @@ export interface SessionHostOptions {
   audit?: { sink: AuditSink; file?: string };
 }
 
-/** Who answered, for the audit log and for the message shown when an answer came too late. */
-export type AnswerSource = 'person';
-
 export class SessionHost {
   private readonly hosted = new Map<string, HostedSession>();
   private listeners = new Set<() => void>();

@@ -74,6 +74,7 @@ export function loadWorkspaceAgents(options: LoadAgentsOptions): WorkspaceAgents
   const diagnostics = [...parsed.diagnostics];
   const agents: Agent[] = [];
   const context = { workspaceFolder: options.workspaceFolder, baseFolder: path.dirname(file) };
+  const fileTools = new Map(builtinFileTools().map((t) => [t.id, t]));
   for (const decl of parsed.value?.agents ?? []) {
     const resolveTools = (refs: readonly string[] | undefined, owner: string): { tools: RuntimeTool[]; builtins: { files: boolean; commands: boolean } } => {
       const tools: RuntimeTool[] = [];
@@ -83,10 +84,8 @@ export function loadWorkspaceAgents(options: LoadAgentsOptions): WorkspaceAgents
           builtins.files = true;
           builtins.commands = true;
         } else if (ref === 'builtin.run_command') builtins.commands = true;
-        else if (builtinFileTools().some((t) => t.id === ref)) {
-          const t = builtinFileTools().find((x) => x.id === ref)!;
-          tools.push(t);
-        } else if (ref.startsWith('client.')) {
+        else if (fileTools.has(ref)) tools.push(fileTools.get(ref)!);
+        else if (ref.startsWith('client.')) {
           const t = options.clientTools?.find((c) => c.id === ref);
           if (t) tools.push(t);
           else diagnostics.push(problem(file, `${owner}: no client tool ${ref} is registered`));

@@ -149,9 +149,8 @@ export class RuleCounts implements vscode.CodeLensProvider {
   provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
     const layer = loadPolicyText(doc.getText(), doc.uri.fsPath, 'workspace');
     return layer.rules.map((rule) => {
-      const count = [...this.host.ruleCounts.entries()]
-        .filter(([key]) => key === `${rule.ref.file}#${rule.ref.index}` || key.endsWith(`${path.basename(doc.uri.fsPath)}#${rule.ref.index}`))
-        .reduce((n, [, c]) => n + c, 0);
+      // The policy in force is loaded from the same absolute file name as this document.
+      const count = this.host.ruleCounts.get(`${rule.ref.file}#${rule.ref.index}`) ?? 0;
       const at = doc.positionAt(rule.offset);
       return new vscode.CodeLens(new vscode.Range(at, at), {
         title: `decided ${count} call${count === 1 ? '' : 's'} in this window`,

@@ -4,9 +4,8 @@
 // workspace. Each test saves a screenshot to test-results/e2e/. Run with `npm run test:e2e`.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { copyWorkspace, exactly, installVsix, REPO, startVsCode, textOf, type StartOptions, type VsCode } from './harness';
+import { exactly, textOf, useVsCode, type VsCode } from './harness';
 
 const PROMPT = 'What do the Atlas and the Beacon cost?';
 const ANSWER = 'Prices: atlas: €129.00 and beacon: €49.50.';
@@ -17,41 +16,7 @@ const countLabel = (n: number) => new RegExp(`^Agent Policy: ${n} open callbacks
 const WRITE_ANSWER = /main wants to run builtin\.write_file/;
 
 describe('Agent Policy in VS Code (e2e)', function () {
-  let extensionsDir: string;
-  let ownExtensionsDir = false;
-  let vs: VsCode | undefined;
-  let workspace: string | undefined;
-
-  before(function () {
-    extensionsDir = process.env.AGENT_POLICY_E2E_EXTENSIONS_DIR ?? '';
-    if (!extensionsDir) {
-      // Run directly (not through scripts/e2e.mjs): install the VSIX `npm run package` made.
-      const vsix = process.env.AGENT_POLICY_E2E_VSIX ?? path.join(REPO, 'dist', 'agent-policy.vsix');
-      extensionsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-policy-e2e-extensions-'));
-      ownExtensionsDir = true;
-      installVsix(vsix, extensionsDir);
-    }
-  });
-  after(() => {
-    if (ownExtensionsDir) fs.rmSync(extensionsDir, { recursive: true, force: true });
-  });
-
-  async function open(name: string, o: Partial<StartOptions> = {}): Promise<VsCode> {
-    workspace = copyWorkspace();
-    vs = await startVsCode({ workspace, extensionsDir, name, ...o });
-    return vs;
-  }
-
-  afterEach(async function () {
-    const test = this.currentTest;
-    if (vs) {
-      if (test?.state === 'failed') await vs.screenshot(`${slugOf(test.title)}-failed`).catch(() => undefined);
-      await vs.close();
-      vs = undefined;
-    }
-    if (workspace) fs.rmSync(workspace, { recursive: true, force: true });
-    workspace = undefined;
-  });
+  const { open } = useVsCode();
 
   /** Waits for the extension to activate: its status bar entry shows up. */
   async function activated(v: VsCode): Promise<void> {
@@ -300,9 +265,6 @@ function answeredAfter(transcript: string, tool: string, answer: RegExp): boolea
 }
 function escape(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-function slugOf(s: string): string {
-  return s.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60);
 }
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

@@ -692,3 +692,44 @@ export async function startVsCode(opts: StartOptions): Promise<VsCode> {
     openView, treeItems, treeItem, activityBadge, statusBarItem, statusBarText, screenshot, readEditorText, setEditorText, waitFor, failure, close,
   };
 }
+
+/**
+ * The mocha hooks every end-to-end file needs: the installed extension (from scripts/e2e.mjs, or
+ * the VSIX `npm run package` made when run directly), and one VS Code per test on a fresh copy of
+ * the sample workspace, closed after the test with a screenshot when it failed.
+ */
+export function useVsCode(): { open(name: string, options?: Partial<StartOptions>): Promise<VsCode> } {
+  let extensionsDir = '';
+  let ownExtensionsDir = false;
+  let vs: VsCode | undefined;
+  let workspace: string | undefined;
+  before(function () {
+    extensionsDir = process.env.AGENT_POLICY_E2E_EXTENSIONS_DIR ?? '';
+    if (!extensionsDir) {
+      const vsix = process.env.AGENT_POLICY_E2E_VSIX ?? path.join(REPO, 'dist', 'agent-policy.vsix');
+      extensionsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-policy-e2e-extensions-'));
+      ownExtensionsDir = true;
+      installVsix(vsix, extensionsDir);
+    }
+  });
+  after(() => {
+    if (ownExtensionsDir) fs.rmSync(extensionsDir, { recursive: true, force: true });
+  });
+  afterEach(async function () {
+    const test = this.currentTest;
+    if (vs) {
+      if (test?.state === 'failed') await vs.screenshot(`${slug(test.title).slice(0, 60)}-failed`).catch(() => undefined);
+      await vs.close();
+      vs = undefined;
+    }
+    if (workspace) fs.rmSync(workspace, { recursive: true, force: true });
+    workspace = undefined;
+  });
+  return {
+    async open(name, options = {}) {
+      workspace = copyWorkspace();
+      vs = await startVsCode({ workspace, extensionsDir, name, ...options });
+      return vs;
+    },
+  };
+}

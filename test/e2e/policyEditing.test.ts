@@ -2,9 +2,8 @@
 // Add Rule (and undo), and a loosening change from outside held until accepted.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { copyWorkspace, exactly, installVsix, REPO, startVsCode, type VsCode } from './harness';
+import { exactly, useVsCode, type VsCode } from './harness';
 
 const PROMPT = 'What do the Atlas and the Beacon cost?';
 const WRITE_ANSWER = /main wants to run builtin\.write_file/;
@@ -12,50 +11,19 @@ const POLICY = '.agentpolicy.jsonc';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('Editing the policy in VS Code (e2e)', function () {
-  let extensionsDir: string;
-  let ownExtensionsDir = false;
-  let vs: VsCode | undefined;
-  let workspace: string | undefined;
-
-  before(function () {
-    extensionsDir = process.env.AGENT_POLICY_E2E_EXTENSIONS_DIR ?? '';
-    if (!extensionsDir) {
-      const vsix = process.env.AGENT_POLICY_E2E_VSIX ?? path.join(REPO, 'dist', 'agent-policy.vsix');
-      extensionsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-policy-e2e-extensions-'));
-      ownExtensionsDir = true;
-      installVsix(vsix, extensionsDir);
-    }
-  });
-  after(() => {
-    if (ownExtensionsDir) fs.rmSync(extensionsDir, { recursive: true, force: true });
-  });
-  afterEach(async function () {
-    if (vs) {
-      if (this.currentTest?.state === 'failed') await vs.screenshot(`${this.currentTest.title.replace(/[^A-Za-z0-9]+/g, '-').slice(0, 60)}-failed`).catch(() => undefined);
-      await vs.close();
-      vs = undefined;
-    }
-    if (workspace) fs.rmSync(workspace, { recursive: true, force: true });
-    workspace = undefined;
-  });
+  const vscode = useVsCode();
 
   async function open(name: string): Promise<VsCode> {
-    workspace = copyWorkspace();
-    // Text is put into the editor as typed: no auto-indent, so it lands exactly as given.
-    vs = await startVsCode({ workspace, extensionsDir, name, settings: { 'editor.autoIndent': 'none', 'editor.formatOnType': false, 'files.insertFinalNewline': false, 'files.trimTrailingWhitespace': false } });
-    await vs.statusBarItem(/^Agent Policy: 0 open callbacks$/, 120_000);
-    return vs;
+    // Text put into the editor lands exactly as given: nothing indents or formats it.
+    const v = await vscode.open(name, { settings: { 'editor.autoIndent': 'none', 'editor.formatOnType': false, 'files.insertFinalNewline': false, 'files.trimTrailingWhitespace': false } });
+    await v.statusBarItem(/^Agent Policy: 0 open callbacks$/, 120_000);
+    return v;
   }
 
   async function startSession(v: VsCode, agent: string): Promise<void> {
     await v.runCommand('Agent Policy: Start Agent Session');
     await v.pickQuickItem(exactly(agent));
     await v.typeInQuickInput(PROMPT);
-  }
-
-  /** Replaces the whole text of the active editor, as a person pasting would. */
-  async function replaceEditorText(v: VsCode, text: string): Promise<void> {
-    await v.setEditorText(text);
   }
 
   async function problems(v: VsCode): Promise<string> {
@@ -89,14 +57,14 @@ describe('Editing the policy in VS Code (e2e)', function () {
     const good = fs.readFileSync(path.join(v.workspace, POLICY), 'utf8');
     // A typo that must never widen a rule: "tool" for "tools".
     const bad = good.replace('"rules": [', '"rules": [\n    { "tool": ["builtin.run_command"], "decision": "allow" },');
-    await replaceEditorText(v, bad);
+    await v.setEditorText(bad);
     const shown = await v.waitFor('the schema error in Problems', async () => {
       const text = await problems(v);
       return /unknown field "tool"/.test(text) ? text : undefined;
     }, 30_000);
     assert.match(shown, /did you mean "tools"/);
     await v.screenshot('policy-diagnostic');
-    await replaceEditorText(v, good);
+    await v.setEditorText(good);
     await v.waitFor('Problems to clear', async () => !/unknown field "tool"/.test(await problems(v)), 30_000);
     await v.screenshot('policy-diagnostic-cleared');
   });
@@ -108,7 +76,7 @@ describe('Editing the policy in VS Code (e2e)', function () {
     const text = fs.readFileSync(path.join(v.workspace, POLICY), 'utf8');
     const allowed = text.replace(/("id": "edit-src"[^}]*"decision": )"ask"/, '$1"allow"');
     assert.notEqual(allowed, text, 'the sample has an edit-src ask rule to switch');
-    await replaceEditorText(v, allowed);
+    await v.setEditorText(allowed);
     await v.page.keyboard.press('Control+S');
     await v.waitFor('the saved policy on disk', () => fileText(v, POLICY) === allowed, 30_000);
     await watchForAsks(v);
