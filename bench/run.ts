@@ -1,11 +1,13 @@
 // `npm run bench`: how fast the policy engine compiles and decides, for generated policies of
-// 10 to 10,000 rules, against the targets at 1,000 rules. Prints a table; not a test (it never
+// 10 to 10,000 rules, against the targets at 1,000 rules; the runtime's overhead per call, and
+// per MCP tool call beyond the server's own time. Prints a table; not a test (it never
 // fails the build), but a missed target is marked `miss`.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { initShellParser } from '../src/policy/shell.js';
 import { benchPolicy, type PolicyKind } from './policyBench.js';
+import { mcpBench } from './mcpBench.js';
 import { runtimeBench } from './runtimeBench.js';
 import { formatTable, verdict, type BenchRow } from './table.js';
 
@@ -40,6 +42,10 @@ async function main(): Promise<void> {
     }
     process.stderr.write('benchmarking the runtime...\n');
     rows.push(...(await runtimeBench()));
+    if (!process.argv.includes('--no-mcp')) {
+      process.stderr.write('benchmarking MCP tool calls...\n');
+      rows.push(...(await mcpBench()));
+    }
   } finally {
     fs.rmSync(workspaceFolder, { recursive: true, force: true });
   }

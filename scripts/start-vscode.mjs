@@ -28,12 +28,13 @@ if (spawnSync('npm', ['run', '--silent', 'package'], { stdio: 'inherit' }).statu
 
 // The harness is TypeScript (CommonJS, like the tests): load it through tsx.
 registerTsx();
-const { installVsix, startCodeServer, freePort } = createRequire(import.meta.url)('../test/e2e/harness.ts');
+const { installVsix, startCodeServer, freePort, useLocalMcpServers } = createRequire(import.meta.url)('../test/e2e/harness.ts');
 
 const home = mkdtempSync(path.join(tmpdir(), 'agent-policy-start-'));
 const extensionsDir = path.join(home, 'extensions');
 const workspace = path.join(home, 'sample-workspace');
 cpSync(path.join(repo, 'policies', 'sample-workspace'), workspace, { recursive: true });
+useLocalMcpServers(workspace);
 try {
   installVsix(path.join(repo, 'dist', 'agent-policy.vsix'), extensionsDir);
 } catch (e) {

@@ -3,14 +3,14 @@
 export { Agent, Builtins, PermissionPolicy, PermissionRule, Subagent } from './runtime/agent.js';
 export type { AgentOptions, PermissionMode, SubagentOptions, ToolHook } from './runtime/agent.js';
 export {
-  AllowApproval, AlreadySettled, Answered, Blocked, Completed, DenyApproval, Failed, KeepCallbackOpen, NotFound,
-  OpenApproval, OpenSignIn, SdkError, SignInAnswer,
+  AllowApproval, AlreadySettled, Answered, Blocked, Completed, DenyApproval, ElicitationAnswer, Failed, KeepCallbackOpen, NotFound,
+  OpenApproval, OpenElicitation, OpenSignIn, SdkError, SignInAnswer,
 } from './runtime/answers.js';
 export type { ApprovalRequest, ApprovalTool, OpenCallback, SignInSourceRequest, TurnState, AnswerResult } from './runtime/answers.js';
 export { Session, Turn, startSession, DEFAULT_PROTECTED_FILES } from './runtime/session.js';
-export type { ApprovalHandler, CallbackContext, RuntimeEvent, SignInHandler, StartSessionOptions } from './runtime/session.js';
+export type { ApprovalHandler, CallbackContext, ElicitationHandler, RuntimeEvent, SignInHandler, StartSessionOptions } from './runtime/session.js';
 export { tool } from './runtime/tools.js';
-export type { RuntimeTool, SignInSource, ToolRunContext } from './runtime/tools.js';
+export type { ElicitationRequest, ElicitationResult, ElicitationSchema, RuntimeTool, SignInSource, ToolConnection, ToolRunContext, ToolSource } from './runtime/tools.js';
 export { ScriptedModel } from './runtime/scripted.js';
 export { ModelError } from './runtime/model.js';
 export type { Model, ModelRequest, ModelResponse, Message } from './runtime/model.js';
@@ -18,3 +18,6 @@ export { builtinTools } from './runtime/builtins.js';
 export { FileAuditLog, MemoryAuditLog, readAuditLog, auditTable } from './runtime/audit.js';
 export { Policy, loadPolicyText } from './policy/policy.js';
 export { initShellParser } from './policy/shell.js';
+export { OpenAICompatibleModel } from './runtime/providers/openaiCompatible.js';
+export type { OpenAICompatibleOptions } from './runtime/providers/openaiCompatible.js';
+export { providerModelFactory, openAICompatibleFromEnv } from './runtime/providers/index.js';

@@ -6,11 +6,14 @@ import * as path from 'node:path';
 import type { LayerName } from '../policy/compile.js';
 import { formatDiagnostic, LineMap, toJson } from '../policy/diagnostics.js';
 import { loadPolicyText, Policy, type PolicyLayer } from '../policy/policy.js';
-import { AllowApproval, DenyApproval, KeepCallbackOpen, SignInAnswer, type OpenCallback } from '../runtime/answers.js';
+import { AllowApproval, DenyApproval, ElicitationAnswer, KeepCallbackOpen, SignInAnswer, type OpenCallback } from '../runtime/answers.js';
 import { FileAuditLog } from '../runtime/audit.js';
 import type { RuntimeEvent } from '../runtime/session.js';
 import { compact, describeEvent } from '../runtime/transcript.js';
+import { openAICompatibleFromEnv, providerModelFactory } from '../runtime/providers/index.js';
 import { loadWorkspaceAgents } from '../runtime/workspaceAgents.js';
+import { loadMcpConfig, type McpInputs } from '../mcp/mcpConfig.js';
+import { mcpToolSources } from '../mcp/mcpSource.js';
 
 export interface RunIo {
   out: (line: string) => void;
@@ -60,7 +63,15 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
     for (const d of layer.diagnostics) io.err(formatDiagnostic(toJson(d, lines)));
   }
 
-  const loaded = loadWorkspaceAgents({ workspaceFolder, ...(args.agents ? { agentsFile: named(args.agents, '--agents')! } : {}) });
+  const models = providerModelFactory({ openaiCompatible: openAICompatibleFromEnv() });
+  const mcp = await loadMcpConfig(workspaceFolder);
+  if (mcp.diagnostics.length > 0) {
+    const lines = new LineMap(fs.existsSync(mcp.file) ? fs.readFileSync(mcp.file, 'utf8') : '');
+    for (const d of mcp.diagnostics) io.err(formatDiagnostic(toJson(d, lines)));
+  }
+  const toolSources = mcpToolSources(mcp, { workspaceFolder, inputs: mcpInputsFromEnv(), log: (line) => io.err(line) });
+  // AGENTPOLICY_MODEL: the model of agents that name none (e.g. openai-compatible:mistral-small-latest).
+  const loaded = loadWorkspaceAgents({ workspaceFolder, models, toolSources, defaultModel: process.env.AGENTPOLICY_MODEL, ...(args.agents ? { agentsFile: named(args.agents, '--agents')! } : {}) });
   if (loaded.diagnostics.some((d) => d.severity === 'error')) {
     const lines = new LineMap(loaded.parsed?.text ?? '');
     for (const d of loaded.diagnostics) io.err(formatDiagnostic(toJson(d, lines)));
@@ -84,6 +95,8 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
     },
     onSignIn: (_ctx, sources) =>
       answer === 'keep' ? new KeepCallbackOpen() : new SignInAnswer({ denied: sources.map((s) => s.id) }),
+    // A form cannot be filled in headless: a server's request for input is declined, or kept open.
+    onElicitation: () => (answer === 'keep' ? new KeepCallbackOpen() : new ElicitationAnswer({ action: 'decline' })),
   });
   for (const w of session.warnings) io.err(`warning: ${w}`);
   const collecting = (async () => {
@@ -120,14 +133,21 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   return state.type === 'completed' ? 0 : 1;
 }
 
+/** Headless, `${input:id}` values of .vscode/mcp.json come from AGENTPOLICY_MCP_<ID> (upper case, other characters as `_`). */
+export function mcpInputsFromEnv(env: NodeJS.ProcessEnv = process.env): McpInputs {
+  return { get: async (id) => env[`AGENTPOLICY_MCP_${id.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`] };
+}
+
 function describeCallbackJson(c: OpenCallback): Record<string, unknown> {
-  return c.type === 'approval'
-    ? { id: c.id, type: c.type, sessionId: c.sessionId, turnId: c.turnId, agent: c.agent, tool: c.request.tool.id, input: c.request.input, rule: c.request.decision?.rule ?? null, hook: c.request.hook ?? null }
-    : { id: c.id, type: c.type, sessionId: c.sessionId, turnId: c.turnId, agent: c.agent, sources: c.sources };
+  const base = { id: c.id, type: c.type, sessionId: c.sessionId, turnId: c.turnId, agent: c.agent };
+  if (c.type === 'approval') return { ...base, tool: c.request.tool.id, input: c.request.input, rule: c.request.decision?.rule ?? null, hook: c.request.hook ?? null };
+  if (c.type === 'sign-in') return { ...base, sources: c.sources };
+  return { ...base, source: c.request.source.id, tool: c.request.toolId ?? null, message: c.request.message, requestedSchema: c.request.requestedSchema };
 }
 
 function describeCallback(c: OpenCallback): string {
   if (c.type === 'sign-in') return `[${c.agent}] sign-in to ${c.sources.map((s) => s.name).join(', ')}`;
+  if (c.type === 'elicitation') return `[${c.agent}] ${c.request.source.name} asks: ${compact(c.request.message)}`;
   const rule = c.request.decision?.rule;
   const by = c.request.hook ? `hook ${c.request.hook}` : rule ? `${rule.file}:${rule.line}${rule.id ? ` "${rule.id}"` : ''}` : 'the default';
   return `[${c.agent}] ${c.request.tool.id} ${compact(c.request.input)} (asked by ${by})`;

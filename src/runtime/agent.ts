@@ -5,7 +5,7 @@ import { RuleSchema, type Decision, type Rule } from '../policy/schema.js';
 import { SdkError } from './answers.js';
 import type { Model } from './model.js';
 import { startSession, type Session, type StartSessionOptions } from './session.js';
-import type { RuntimeTool } from './tools.js';
+import type { RuntimeTool, ToolSource } from './tools.js';
 
 export type PermissionMode = 'auto' | 'ask' | 'deny';
 
@@ -50,6 +50,8 @@ export interface SubagentOptions {
   description?: string;
   instructions?: string;
   tools?: readonly RuntimeTool[];
+  /** Sources of tools listed at run time (MCP servers); shared with the rest of the session tree. */
+  toolSources?: readonly ToolSource[];
   /** Default: no subagents of its own, no files, no commands. */
   builtins?: Builtins;
   /** Default: the root agent's model. */
@@ -61,6 +63,7 @@ export class Subagent {
   readonly description: string;
   readonly instructions: string;
   readonly tools: readonly RuntimeTool[];
+  readonly toolSources: readonly ToolSource[];
   readonly builtins: Builtins;
   readonly model: Model | undefined;
   constructor(options: SubagentOptions) {
@@ -68,6 +71,7 @@ export class Subagent {
     this.description = options.description ?? '';
     this.instructions = options.instructions ?? '';
     this.tools = options.tools ?? [];
+    this.toolSources = options.toolSources ?? [];
     this.builtins = options.builtins ?? new Builtins({ subagents: false });
     this.model = options.model;
   }
@@ -85,6 +89,8 @@ export interface AgentOptions {
   model: Model;
   instructions: string;
   tools?: readonly RuntimeTool[];
+  /** Sources of tools listed at run time (MCP servers): connected at the first model call, stopped with the session. */
+  toolSources?: readonly ToolSource[];
   subagents?: readonly Subagent[];
   permissionMode?: PermissionMode;
   permissionPolicy?: PermissionPolicy | Policy;
@@ -98,6 +104,7 @@ export class Agent {
   readonly model: Model;
   readonly instructions: string;
   readonly tools: readonly RuntimeTool[];
+  readonly toolSources: readonly ToolSource[];
   readonly subagents: readonly Subagent[];
   readonly permissionMode: PermissionMode;
   readonly permissionPolicy: Policy | undefined;
@@ -109,6 +116,7 @@ export class Agent {
     this.model = options.model;
     this.instructions = options.instructions;
     this.tools = options.tools ?? [];
+    this.toolSources = options.toolSources ?? [];
     this.subagents = options.subagents ?? [];
     this.permissionMode = options.permissionMode ?? 'ask';
     this.permissionPolicy = options.permissionPolicy instanceof PermissionPolicy ? options.permissionPolicy.policy : options.permissionPolicy;

@@ -1,6 +1,7 @@
 // The values that cross the runtime's surface: answers to callbacks, what answering returns,
 // the states a turn reaches, and the callbacks themselves (runtime.md; names from the seed).
 import type { ToolAnnotations, ToolKind } from '../policy/call.js';
+import type { ElicitationRequest } from './tools.js';
 import type { PolicyDecision } from '../policy/policy.js';
 
 /** An error in how the runtime was used: a bad handler return, an answer it cannot take. */
@@ -36,8 +37,19 @@ export class SignInAnswer {
   }
 }
 
+/** The answer to an elicitation: `accept` with the form's content, `decline`, or `cancel`. */
+export class ElicitationAnswer {
+  readonly type = 'elicitation' as const;
+  readonly action: 'accept' | 'decline' | 'cancel';
+  readonly content: Readonly<Record<string, string | number | boolean>> | undefined;
+  constructor(options: { action: 'accept'; content: Record<string, string | number | boolean> } | { action: 'decline' | 'cancel' }) {
+    this.action = options.action;
+    this.content = options.action === 'accept' ? { ...options.content } : undefined;
+  }
+}
+
 export type ApprovalAnswer = AllowApproval | DenyApproval;
-export type CallbackAnswer = ApprovalAnswer | SignInAnswer;
+export type CallbackAnswer = ApprovalAnswer | SignInAnswer | ElicitationAnswer;
 
 /** The callback was open when read, and it was answered. */
 export class Answered {
@@ -139,7 +151,21 @@ export class OpenSignIn implements CallbackBase {
   ) {}
 }
 
-export type OpenCallback = OpenApproval | OpenSignIn;
+/** A tool source (an MCP server) asks a person for input while one of its tools runs. */
+export class OpenElicitation implements CallbackBase {
+  readonly type = 'elicitation' as const;
+  constructor(
+    readonly id: string,
+    readonly sessionId: string,
+    readonly turnId: string,
+    readonly agent: string,
+    readonly openedAt: number,
+    /** `toolId`: the running call the request came with. */
+    readonly request: ElicitationRequest & { toolId?: string },
+  ) {}
+}
+
+export type OpenCallback = OpenApproval | OpenSignIn | OpenElicitation;
 
 export class Completed {
   readonly type = 'completed' as const;

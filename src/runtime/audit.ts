@@ -47,7 +47,8 @@ export interface AuditEntry {
   /** Callback id, for asks and their answers. */
   callback?: string;
   answeredBy?: 'handler' | 'person' | 'timeout' | 'session' | 'cancel';
-  answer?: 'allow-once' | 'allow-session' | 'deny' | 'kept' | 'closed' | 'connected' | 'refused';
+  /** Elicitations log only the action, never the content a person typed. */
+  answer?: 'allow-once' | 'allow-session' | 'deny' | 'kept' | 'closed' | 'connected' | 'refused' | 'accepted' | 'declined' | 'cancelled';
   /** For session-ended. */
   state?: 'completed' | 'failed' | 'cancelled' | 'interrupted';
 }
@@ -418,7 +419,7 @@ const EntrySchema = z.looseObject({
   hook: z.string().optional(),
   callback: z.string().optional(),
   answeredBy: z.enum(['handler', 'person', 'timeout', 'session', 'cancel']).optional(),
-  answer: z.enum(['allow-once', 'allow-session', 'deny', 'kept', 'closed', 'connected', 'refused']).optional(),
+  answer: z.enum(['allow-once', 'allow-session', 'deny', 'kept', 'closed', 'connected', 'refused', 'accepted', 'declined', 'cancelled']).optional(),
   state: z.enum(['completed', 'failed', 'cancelled', 'interrupted']).optional(),
 });
 

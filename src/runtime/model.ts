@@ -46,3 +46,15 @@ export interface Model {
 export class ModelError extends Error {
   override name = 'ModelError';
 }
+
+/** A JSON object (not an array, not null): what a tool call's input must be. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A tool's input schema as sent to a model: zod's `$schema` line tells it nothing and costs tokens on every request. */
+export function withoutSchemaUri(schema: Record<string, unknown>): Record<string, unknown> {
+  if (!('$schema' in schema)) return schema;
+  const { $schema: _, ...rest } = schema;
+  return rest;
+}

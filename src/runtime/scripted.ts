@@ -428,7 +428,7 @@ function buildScope(messages: readonly Message[], steps: readonly Step[]): Map<s
   const results: unknown[] = [];
   for (const m of messages) {
     if (m.role !== 'tool') continue;
-    const value = parseResult(m.content);
+    const value = parseResult(m);
     results.push(value);
     byCallId.set(m.callId, value);
   }
@@ -448,12 +448,19 @@ function buildScope(messages: readonly Message[], steps: readonly Step[]): Map<s
   return scope;
 }
 
-function parseResult(content: string): unknown {
+// Every move reads all earlier results: each is parsed once (a failed JSON.parse costs an exception).
+const parsedResults = new WeakMap<Message, unknown>();
+
+function parseResult(message: Message & { role: 'tool' }): unknown {
+  if (parsedResults.has(message)) return parsedResults.get(message);
+  let value: unknown;
   try {
-    return JSON.parse(content) as unknown;
+    value = JSON.parse(message.content) as unknown;
   } catch {
-    return content;
+    value = message.content;
   }
+  parsedResults.set(message, value);
+  return value;
 }
 
 // ---------------------------------------------------------------------------------------------

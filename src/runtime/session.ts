@@ -13,7 +13,7 @@ import { permissionModeDecision } from '../policy/lint.js';
 import type { Policy, PolicyDecision } from '../policy/policy.js';
 import type { Agent, PermissionMode, Subagent, ToolHook } from './agent.js';
 import {
-  AlreadySettled, Answered, Blocked, Completed, Failed, NotFound, OpenApproval, OpenSignIn, SdkError,
+  AlreadySettled, Answered, Blocked, Completed, ElicitationAnswer, Failed, NotFound, OpenApproval, OpenElicitation, OpenSignIn, SdkError,
   type AnswerResult, type ApprovalRequest, type CallbackAnswer, type OpenCallback, type SignInSourceRequest, type TurnState,
 } from './answers.js';
 import { inputDigest, summarizeInput, type AuditEntry, type AuditSink } from './audit.js';
@@ -21,7 +21,7 @@ import { builtinFileTools, runCommandTool } from './builtins.js';
 import type { Message, Model, ModelToolCall } from './model.js';
 import { protectedFilesHook } from './protected.js';
 import { subagentTools } from './subagentTools.js';
-import type { RuntimeTool, SubagentHost } from './tools.js';
+import type { ElicitationRequest, ElicitationResult, ElicitationSchema, RuntimeTool, SignInSource, SubagentHost, ToolConnection, ToolSource } from './tools.js';
 
 export interface CallbackContext {
   session: { id: string; turnId: string; agent: string };
@@ -31,10 +31,13 @@ export interface CallbackContext {
 type Awaitable<T> = T | Promise<T>;
 export type ApprovalHandler = (ctx: CallbackContext, request: ApprovalRequest) => Awaitable<unknown>;
 export type SignInHandler = (ctx: CallbackContext, sources: readonly SignInSourceRequest[]) => Awaitable<unknown>;
+export type ElicitationHandler = (ctx: CallbackContext, request: OpenElicitation['request']) => Awaitable<unknown>;
 
 export interface StartSessionOptions {
   onApproval?: ApprovalHandler;
   onSignIn?: SignInHandler;
+  /** Answers a tool source's request for input (an MCP server's elicitation) with an ElicitationAnswer. */
+  onElicitation?: ElicitationHandler;
   /** Replaces the agent's policy for this session (and its subagents). A function is asked at each decision, so a reloaded policy applies to the next call. */
   policy?: Policy | (() => Policy);
   /** The folder paths resolve against and builtin tools are confined to (default: the current folder). */
@@ -86,6 +89,8 @@ class Tree {
   running = 0;
   readonly callbacks = new Map<string, CallbackRecord>();
   readonly sessions = new Map<string, Session>();
+  /** One connection per tool source for the whole tree (a subagent shares its parent's servers). */
+  readonly connections = new Map<string, ToolConnection>();
   readonly events: RuntimeEvent[] = [];
   private wakers: Array<() => void> = [];
   private driverCount = 0;
@@ -223,6 +228,7 @@ interface SessionDefinition {
   model: Model;
   instructions: string;
   tools: Map<string, RuntimeTool>;
+  toolSources: readonly ToolSource[];
   canSpawn: boolean;
   maxSteps: number;
 }
@@ -236,6 +242,10 @@ export class Session {
   private current: TurnCore | undefined;
   private turnCount = 0;
   private readonly allowedForSession = new Set<string>();
+  /** Tool sources listed so far (by source id), so a source is listed once per session. */
+  private readonly listedSources = new Set<string>();
+  /** Sources that failed to list in the current turn: tried again at the next turn, not at every step. */
+  private failedSources = new Set<string>();
   private cancelled = false;
   /** A subagent's result, as `agents.wait` reports it. */
   task = '';
@@ -322,7 +332,20 @@ export class Session {
     // Closing a session whose turns are over is an ordinary end, not a cancellation.
     const state = wasRunning ? 'cancelled' : lastState === 'failed' ? 'failed' : 'completed';
     this.tree.audit({ event: 'session-ended', session: this.id, agent: this.agentName, state });
+    if (this.isRoot) await this.closeToolSources();
     this.tree.wake();
+  }
+
+  /**
+   * Stops the tree's tool sources (MCP servers); a failure to stop one does not keep the others
+   * running. A later model call of the tree starts them again.
+   */
+  async closeToolSources(): Promise<void> {
+    if (!this.isRoot) return this.rootSession.closeToolSources();
+    for (const s of this.tree.sessions.values()) s.forgetSourceTools();
+    const connections = [...this.tree.connections.values()];
+    this.tree.connections.clear();
+    await Promise.allSettled(connections.map((c) => c.close()));
   }
 
   /** Interrupts this (subagent) session's running turn: its callbacks close, the turn fails as interrupted. */
@@ -371,8 +394,11 @@ export class Session {
 
   private async loop(turn: TurnCore, prompt: string): Promise<void> {
     this.messages.push({ role: 'user', content: prompt });
+    this.failedSources = new Set();
     try {
       for (let step = 0; step < this.definition.maxSteps; step++) {
+        if (turn.abort.signal.aborted) return;
+        if (this.listedSources.size + this.failedSources.size < this.definition.toolSources.length) await this.listToolSources(turn);
         if (turn.abort.signal.aborted) return;
         const tools = [...this.definition.tools.values()].map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputJsonSchema }));
         const response = await this.tree.track(() =>
@@ -396,6 +422,68 @@ export class Session {
     } catch (error) {
       this.endTurn(turn, 'failed', turn.abort.signal.aborted ? 'cancelled' : error instanceof Error ? error.message : String(error));
     }
+  }
+
+  /**
+   * Connects the session's tool sources that are not listed yet and adds their tools. A source
+   * that needs a sign-in opens one first; one that cannot be listed is left out with a warning,
+   * so one broken server does not stop the agent.
+   */
+  private async listToolSources(turn: TurnCore): Promise<void> {
+    const pending = this.definition.toolSources.filter((s) => !this.listedSources.has(s.id) && !this.failedSources.has(s.id));
+    await Promise.all(pending.map(async (source) => {
+      let connection = this.tree.connections.get(source.id);
+      if (!connection) {
+        connection = source.connect({ sessionId: this.rootSession.id, workspaceFolder: this.tree.workspaceFolder });
+        this.tree.connections.set(source.id, connection);
+      }
+      if (connection.signIn) {
+        const signedIn = await this.ensureSignedIn(turn, connection.signIn);
+        if (signedIn !== true) {
+          this.listedSources.add(source.id);
+          this.warn(`the tools of ${source.name} are not available in this session: ${signedIn}`);
+          return;
+        }
+      }
+      let tools: RuntimeTool[];
+      try {
+        tools = await this.tree.track(() => connection.tools(turn.abort.signal));
+      } catch (error) {
+        this.failedSources.add(source.id);
+        this.warn(`the tools of ${source.name} could not be listed: ${error instanceof Error ? error.message : String(error)}`);
+        return;
+      }
+      this.listedSources.add(source.id);
+      for (const t of tools) {
+        if (!t.id.startsWith(`${source.id}.`)) {
+          this.warn(`${source.name} offered a tool with id ${t.id}, outside ${source.id}.*: left out`);
+          continue;
+        }
+        const clash = this.definition.tools.get(t.name);
+        if (clash) {
+          this.warn(`${source.name} offered a tool named "${t.name}", already the name of ${clash.id}: left out`);
+          continue;
+        }
+        this.definition.tools.set(t.name, t);
+      }
+    }));
+  }
+
+  /** Drops the tools of listed sources (their connection is closed); the next model call lists them again. */
+  private forgetSourceTools(): void {
+    for (const [name, t] of this.definition.tools) if (this.definition.toolSources.some((s) => t.id.startsWith(`${s.id}.`))) this.definition.tools.delete(name);
+    this.listedSources.clear();
+  }
+
+  private warn(message: string): void {
+    this.warnings.push(message);
+    this.tree.emit({ type: 'warning', sessionId: this.id, message });
+  }
+
+  private get rootSession(): Session {
+    let s: Session = this;
+    while (s.parent) s = s.parent;
+    return s;
   }
 
   /** Judges one call, asks when it must, runs it when allowed; returns the content for the model. */
@@ -497,7 +585,7 @@ export class Session {
 
   private async runTool(turn: TurnCore, tool: RuntimeTool, call: ModelToolCall, input: unknown): Promise<string> {
     if (tool.signIn) {
-      const signedIn = await this.ensureSignedIn(turn, tool);
+      const signedIn = await this.ensureSignedIn(turn, tool.signIn);
       if (signedIn !== true) return this.finishCall(turn, tool, call, false, JSON.stringify({ error: signedIn }));
     }
     let content: string;
@@ -506,6 +594,7 @@ export class Session {
       const result = await this.tree.track(() =>
         tool.run(input, {
           sessionId: this.id, turnId: turn.id, agent: this.agentName, workspaceFolder: this.tree.workspaceFolder, signal: turn.abort.signal,
+          elicit: (request) => this.elicit(turn, tool, request),
           ...(this.definition.canSpawn ? { subagents: this.subagentHost } : {}),
         }),
       );
@@ -522,9 +611,23 @@ export class Session {
     return content;
   }
 
+  /**
+   * A running tool asks a person for input: an elicitation callback on this session and turn.
+   * While it is open the tree is waiting, not working, so a driver can return Blocked.
+   */
+  private async elicit(turn: TurnCore, tool: RuntimeTool, request: ElicitationRequest): Promise<ElicitationResult> {
+    if (turn.state !== 'running') return { action: 'cancel' };
+    const callback = new OpenElicitation(newId('cb'), this.id, turn.id, this.agentName, Date.now(), {
+      source: { ...request.source }, message: request.message, requestedSchema: request.requestedSchema, toolId: tool.id,
+    });
+    const outcome = await this.waiting(this.openCallback(turn, callback, undefined, 'deny'));
+    if (outcome.kind === 'closed' || outcome.answer.type !== 'elicitation') return { action: 'cancel' };
+    const answer = outcome.answer;
+    return answer.action === 'accept' ? { action: 'accept', content: { ...answer.content } } : { action: answer.action };
+  }
+
   /** true when connected; otherwise the message for the model. */
-  private async ensureSignedIn(turn: TurnCore, tool: RuntimeTool): Promise<true | string> {
-    const source = tool.signIn!;
+  private async ensureSignedIn(turn: TurnCore, source: SignInSource): Promise<true | string> {
     // Checking is work in flight: a driver must not take the tree for quiet (and return an empty Blocked) meanwhile.
     const connected = (): Promise<boolean> => this.tree.track(async () => await source.isConnected());
     if (await connected()) return true;
@@ -554,6 +657,7 @@ export class Session {
           const described = outcome.kind === 'closed' ? 'closed'
             : outcome.answer.type === 'allow' ? `allow-${outcome.answer.scope}`
             : outcome.answer.type === 'deny' ? 'deny'
+            : outcome.answer.type === 'elicitation' ? ELICITATION_OUTCOME[outcome.answer.action]
             : outcome.answer.denied.length > 0 ? 'refused' : 'connected';
           const by = outcome.kind === 'closed' ? 'cancel' : outcome.by;
           let failure: unknown;
@@ -594,6 +698,11 @@ export class Session {
       this.tree.callbacks.set(callback.id, record);
       if (callback.type === 'sign-in') {
         this.tree.audit({ event: 'callback-opened', session: this.id, turn: turn.id, agent: this.agentName, callback: callback.id, summary: callback.sources.map((s) => s.name).join(', ') });
+      } else if (callback.type === 'elicitation') {
+        this.tree.audit({
+          event: 'callback-opened', session: this.id, turn: turn.id, agent: this.agentName, callback: callback.id,
+          ...(callback.request.toolId ? { tool: callback.request.toolId } : {}), summary: summarizeInput(`${callback.request.source.name}: ${callback.request.message}`),
+        });
       }
       this.tree.emit({ type: 'callback-opened', sessionId: this.id, turnId: turn.id, agent: this.agentName, callback });
       this.tree.changed();
@@ -641,8 +750,9 @@ export class Session {
     return false;
   }
 
-  private handlerFor(callback: OpenCallback): ApprovalHandler | SignInHandler | undefined {
-    return callback.type === 'approval' ? this.tree.options.onApproval : this.tree.options.onSignIn;
+  private handlerFor(callback: OpenCallback): ApprovalHandler | SignInHandler | ElicitationHandler | undefined {
+    if (callback.type === 'approval') return this.tree.options.onApproval;
+    return callback.type === 'sign-in' ? this.tree.options.onSignIn : this.tree.options.onElicitation;
   }
 
   /** Offers each open callback not yet offered by this driver to its handler. True if any was offered. */
@@ -663,15 +773,15 @@ export class Session {
       let returned: unknown;
       try {
         returned = await this.tree.track(async () =>
-          callback.type === 'approval'
-            ? await (handler as ApprovalHandler)(ctx, callback.request)
-            : await (handler as SignInHandler)(ctx, callback.sources),
+          callback.type === 'approval' ? await (handler as ApprovalHandler)(ctx, callback.request)
+            : callback.type === 'sign-in' ? await (handler as SignInHandler)(ctx, callback.sources)
+            : await (handler as ElicitationHandler)(ctx, callback.request),
         );
       } finally {
         record.handling = false;
       }
       if (isKeep(returned)) continue;
-      const answer = validateAnswer(callback, returned, callback.type === 'approval' ? 'onApproval' : 'onSignIn');
+      const answer = validateAnswer(callback, returned, HANDLER_NAME[callback.type]);
       const unrecorded = record.open ? record.settle({ kind: 'answer', answer, by: 'handler' }) : undefined;
       if (unrecorded !== undefined) throw unrecorded;
     }
@@ -749,6 +859,9 @@ function sessionKey(toolId: string, input: unknown): string {
   return `${toolId}\u0000${canonicalJson(input)}`;
 }
 
+const ELICITATION_OUTCOME = { accept: 'accepted', decline: 'declined', cancel: 'cancelled' } as const;
+const HANDLER_NAME = { approval: 'onApproval', 'sign-in': 'onSignIn', elicitation: 'onElicitation' } as const;
+
 function isKeep(value: unknown): boolean {
   return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'keep';
 }
@@ -772,6 +885,7 @@ function validateAnswer(callback: OpenCallback, answer: unknown, where: string):
     if (type === 'deny') return answer as CallbackAnswer;
     throw new SdkError(`${where} must return AllowApproval, DenyApproval or KeepCallbackOpen for an approval, not ${describe(answer)}`);
   }
+  if (callback.type === 'elicitation') return validateElicitationAnswer(callback.request.requestedSchema, answer, where);
   if (type !== 'sign-in') throw new SdkError(`${where} must return SignInAnswer or KeepCallbackOpen for a sign-in, not ${describe(answer)}`);
   const a = answer as { connected: readonly string[]; denied: readonly string[] };
   const named = new Set([...a.connected, ...a.denied]);
@@ -780,6 +894,38 @@ function validateAnswer(callback: OpenCallback, answer: unknown, where: string):
     throw new SdkError(`${where}: a SignInAnswer must name every source asked for, as connected or denied; missing ${missing.map((s) => s.id).join(', ')}`);
   }
   return answer as CallbackAnswer;
+}
+
+/** An accepted form must fit the schema the server asked with: required fields, types, enums, bounds. */
+function validateElicitationAnswer(schema: ElicitationSchema, answer: unknown, where: string): CallbackAnswer {
+  if (!(answer instanceof ElicitationAnswer)) {
+    throw new SdkError(`${where} must return ElicitationAnswer or KeepCallbackOpen for an elicitation, not ${describe(answer)}`);
+  }
+  if (answer.action !== 'accept') return answer;
+  const content = answer.content ?? {};
+  const problems: string[] = [];
+  for (const name of schema.required ?? []) if (content[name] === undefined) problems.push(`"${name}" is required`);
+  for (const [name, value] of Object.entries(content)) {
+    const field = schema.properties[name];
+    if (!field) {
+      problems.push(`"${name}" is not a field of the form`);
+      continue;
+    }
+    const type = field.type;
+    const fits = type === 'string' ? typeof value === 'string'
+      : type === 'boolean' ? typeof value === 'boolean'
+      : type === 'integer' ? Number.isInteger(value)
+      : typeof value === 'number' && Number.isFinite(value);
+    if (!fits) problems.push(`"${name}" must be a ${type}`);
+    else if (field.enum && !field.enum.includes(value as string)) problems.push(`"${name}" must be one of ${field.enum.join(', ')}`);
+    else if (typeof value === 'string' && ((field.minLength !== undefined && value.length < field.minLength) || (field.maxLength !== undefined && value.length > field.maxLength))) {
+      problems.push(`"${name}" must be ${field.minLength ?? 0} to ${field.maxLength ?? '∞'} characters`);
+    } else if (typeof value === 'number' && ((field.minimum !== undefined && value < field.minimum) || (field.maximum !== undefined && value > field.maximum))) {
+      problems.push(`"${name}" must be between ${field.minimum ?? '-∞'} and ${field.maximum ?? '∞'}`);
+    }
+  }
+  if (problems.length > 0) throw new SdkError(`${where}: the answer does not fit the form: ${problems.join('; ')}`);
+  return answer;
 }
 
 function describe(value: unknown): string {
@@ -807,6 +953,7 @@ function definitionOf(def: Agent | Subagent, root: Agent): SessionDefinition {
     model: (isRoot ? root.model : (def as Subagent).model ?? root.model),
     instructions: def.instructions,
     tools: byName,
+    toolSources: def.toolSources,
     canSpawn,
     maxSteps: root.maxSteps,
   };

@@ -170,6 +170,8 @@ export class SessionHost {
       let state: TurnState = await hosted.session.run(prompt);
       while (state.type === 'blocked') state = await hosted.session.turn(state.turnId).result({ after: state });
       this.finish(hosted, state);
+      // A hosted session runs one prompt: its MCP servers stop when it ends.
+      await hosted.session.closeToolSources();
     } catch (error) {
       if (hosted.state === 'running') {
         hosted.state = 'failed';
@@ -233,6 +235,8 @@ export class SessionHost {
   async dispose(): Promise<void> {
     this.listeners.clear();
     this.callbackListeners.clear();
+    // The window is closing: MCP servers stop with it (the sessions themselves are left for the audit log to show as interrupted).
+    await Promise.allSettled(this.sessions().map((h) => h.session.closeToolSources()));
   }
 
   private changed(): void {

@@ -13,6 +13,68 @@ export interface ToolRunContext {
   signal: AbortSignal;
   /** The calling session's subagents (for the agents.* tools). */
   subagents?: SubagentHost;
+  /**
+   * Asks a person for structured input while this call runs (an MCP server's elicitation):
+   * opens an elicitation callback on the calling session and turn, and resolves with the answer.
+   * A closed callback (turn ended, session cancelled) resolves as `cancel`.
+   */
+  elicit?(request: ElicitationRequest): Promise<ElicitationResult>;
+}
+
+/** What a tool source asks a person for (MCP's form-mode elicitation). */
+export interface ElicitationRequest {
+  /** The tool source asking, e.g. `{ id: 'mcp.everything', name: 'everything' }`. */
+  source: { id: string; name: string };
+  /** The server's message, shown as is (untrusted text). */
+  message: string;
+  /** A flat JSON Schema object: `properties` of string, number, integer, boolean or enum, and `required`. */
+  requestedSchema: ElicitationSchema;
+}
+
+export interface ElicitationSchema {
+  type: 'object';
+  properties: Record<string, ElicitationField>;
+  required?: string[];
+}
+
+export interface ElicitationField {
+  type: 'string' | 'number' | 'integer' | 'boolean';
+  title?: string;
+  description?: string;
+  enum?: string[];
+  enumNames?: string[];
+  format?: string;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  default?: unknown;
+  [key: string]: unknown;
+}
+
+export type ElicitationResult =
+  | { action: 'accept'; content: Record<string, string | number | boolean> }
+  | { action: 'decline' }
+  | { action: 'cancel' };
+
+/**
+ * A source of tools listed at run time (an MCP server). Each session tree opens its own
+ * connection at its first model call, so a server starts only when an agent that uses it runs.
+ */
+export interface ToolSource {
+  /** The prefix of its tools' stable ids, e.g. `mcp.filesystem`. */
+  readonly id: string;
+  readonly name: string;
+  connect(context: { sessionId: string; workspaceFolder: string }): ToolConnection;
+}
+
+export interface ToolConnection {
+  /** Set when the source must be signed in to before its tools can be listed. */
+  readonly signIn?: SignInSource;
+  /** Starts the source if needed and lists its tools (ids under the source's prefix). */
+  tools(signal: AbortSignal): Promise<RuntimeTool[]>;
+  /** Stops the source; idempotent. */
+  close(): Promise<void>;
 }
 
 /** What the agents.* tools need of the session that calls them. */

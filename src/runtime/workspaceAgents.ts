@@ -9,7 +9,7 @@ import { Agent, Builtins, Subagent } from './agent.js';
 import { builtinFileTools, runCommandTool } from './builtins.js';
 import { ModelError, type Model } from './model.js';
 import { ScriptedModel } from './scripted.js';
-import type { RuntimeTool } from './tools.js';
+import type { RuntimeTool, ToolSource } from './tools.js';
 
 export const AGENTS_FILE = '.agents.jsonc';
 export const DEFAULT_AGENT_NAME = 'main';
@@ -59,16 +59,21 @@ export interface LoadAgentsOptions {
   agentsFile?: string;
   /** Client tools a declaration may name as `client.<name>`. */
   clientTools?: readonly RuntimeTool[];
+  /** The tool sources a declaration may name (the workspace's MCP servers, ids `mcp.<server>`). */
+  toolSources?: readonly ToolSource[];
   models?: ModelFactory;
+  /** The model reference of an agent that names none, and of the default agent (default `scripted:default`). */
+  defaultModel?: string;
 }
 
 /** Loads the workspace's agents. Problems are diagnostics; an agent whose model cannot be made fails at its first turn, saying why. */
 export function loadWorkspaceAgents(options: LoadAgentsOptions): WorkspaceAgents {
   const file = options.agentsFile ?? path.join(options.workspaceFolder, AGENTS_FILE);
   const models = options.models ?? scriptedModelFactory;
+  const defaultModel = options.defaultModel || 'scripted:default';
   if (!fs.existsSync(file)) {
     if (options.agentsFile !== undefined) throw new Error(`${file}: no such file`);
-    return { file: undefined, parsed: undefined, agents: [defaultAgent(options.workspaceFolder, models)], diagnostics: [] };
+    return { file: undefined, parsed: undefined, agents: [defaultAgent(options.workspaceFolder, models, defaultModel)], diagnostics: [] };
   }
   const parsed = parseAgentsFile(fs.readFileSync(file, 'utf8'), file);
   const diagnostics = [...parsed.diagnostics];
@@ -76,11 +81,25 @@ export function loadWorkspaceAgents(options: LoadAgentsOptions): WorkspaceAgents
   const context = { workspaceFolder: options.workspaceFolder, baseFolder: path.dirname(file) };
   const fileTools = new Map(builtinFileTools().map((t) => [t.id, t]));
   for (const decl of parsed.value?.agents ?? []) {
-    const resolveTools = (refs: readonly string[] | undefined, owner: string): { tools: RuntimeTool[]; builtins: { files: boolean; commands: boolean } } => {
+    const resolveTools = (refs: readonly string[] | undefined, owner: string): ResolvedTools => {
       const tools: RuntimeTool[] = [];
+      const sources: ToolSource[] = [];
       const builtins = { files: false, commands: false };
+      const addSource = (s: ToolSource): void => {
+        if (!sources.includes(s)) sources.push(s);
+      };
       for (const ref of refs ?? []) {
-        if (ref === 'builtin.*') {
+        if (ref === 'mcp.*') (options.toolSources ?? []).forEach(addSource);
+        else if (ref.startsWith('mcp.')) {
+          // `mcp.<server>` or `mcp.<server>.*`: every tool of that server (the policy narrows further).
+          const id = ref.endsWith('.*') ? ref.slice(0, -2) : ref;
+          const source = options.toolSources?.find((s) => s.id === id);
+          if (source) addSource(source);
+          else {
+            const known = (options.toolSources ?? []).map((s) => s.id);
+            diagnostics.push(problem(file, `${owner}: no MCP server "${id.slice(4)}" is declared in .vscode/mcp.json${known.length ? ` (servers: ${known.map((k) => k.slice(4)).join(', ')})` : ''}; name a server as mcp.<server>`));
+          }
+        } else if (ref === 'builtin.*') {
           builtins.files = true;
           builtins.commands = true;
         } else if (ref === 'builtin.run_command') builtins.commands = true;
@@ -90,12 +109,12 @@ export function loadWorkspaceAgents(options: LoadAgentsOptions): WorkspaceAgents
           if (t) tools.push(t);
           else diagnostics.push(problem(file, `${owner}: no client tool ${ref} is registered`));
         } else {
-          diagnostics.push(problem(file, `${owner}: unknown tool reference "${ref}" (use builtin.*, a builtin id such as builtin.read_file, or client.<name>)`));
+          diagnostics.push(problem(file, `${owner}: unknown tool reference "${ref}" (use builtin.*, a builtin id such as builtin.read_file, mcp.<server> or client.<name>)`));
         }
       }
-      return { tools, builtins };
+      return { tools, sources, builtins };
     };
-    const model = lazyModel(decl.model ?? 'scripted:default', models, context);
+    const model = lazyModel(decl.model ?? defaultModel, models, context);
     const own = resolveTools(decl.tools, decl.name);
     const subagents = (decl.subagents ?? []).map((s) => {
       const t = resolveTools(s.tools, `${decl.name}/${s.name}`);
@@ -104,6 +123,7 @@ export function loadWorkspaceAgents(options: LoadAgentsOptions): WorkspaceAgents
         description: s.description ?? '',
         instructions: s.instructions ?? '',
         tools: t.tools,
+        toolSources: t.sources,
         builtins: new Builtins({ subagents: s.builtins?.subagents ?? false, ...t.builtins }),
         ...(s.model ? { model: lazyModel(s.model, models, context) } : {}),
       });
@@ -113,22 +133,29 @@ export function loadWorkspaceAgents(options: LoadAgentsOptions): WorkspaceAgents
   return { file, parsed, agents, diagnostics };
 }
 
-function agentOf(decl: AgentDeclaration, model: Model, own: { tools: RuntimeTool[]; builtins: { files: boolean; commands: boolean } }, subagents: Subagent[]): Agent {
+interface ResolvedTools {
+  tools: RuntimeTool[];
+  sources: ToolSource[];
+  builtins: { files: boolean; commands: boolean };
+}
+
+function agentOf(decl: AgentDeclaration, model: Model, own: ResolvedTools, subagents: Subagent[]): Agent {
   return new Agent({
     name: decl.name,
     model,
     instructions: decl.instructions ?? '',
     tools: own.tools,
+    toolSources: own.sources,
     subagents,
     ...(decl.permissionMode ? { permissionMode: decl.permissionMode } : {}),
     builtins: new Builtins({ subagents: decl.builtins?.subagents ?? true, ...own.builtins }),
   });
 }
 
-export function defaultAgent(workspaceFolder: string, models: ModelFactory = scriptedModelFactory): Agent {
+export function defaultAgent(workspaceFolder: string, models: ModelFactory = scriptedModelFactory, model = 'scripted:default'): Agent {
   return new Agent({
     name: DEFAULT_AGENT_NAME,
-    model: lazyModel('scripted:default', models, { workspaceFolder, baseFolder: workspaceFolder }),
+    model: lazyModel(model, models, { workspaceFolder, baseFolder: workspaceFolder }),
     instructions: 'You help with this workspace using the builtin tools.',
     builtins: new Builtins({ subagents: false, files: true, commands: true }),
   });

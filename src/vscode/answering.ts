@@ -15,14 +15,14 @@ export function answerFor(choice: Choice): CallbackAnswer {
   return new DenyApproval({ reason: 'a person denied this call' });
 }
 
-export const ALREADY_ANSWERED = 'Agent Policy: this approval was already answered elsewhere; nothing was run.';
+export const ALREADY_ANSWERED = 'Agent Policy: this was already answered elsewhere; nothing was run.';
 
 /** Returns true when this answer settled the callback. */
 export async function answerCallback(host: SessionHost, log: Log, callbackId: string, answer: CallbackAnswer): Promise<boolean> {
   try {
     const result = await host.answer(callbackId, answer);
     if (result?.type === 'answered') {
-      log.info(`answered ${callbackId}: ${answer.type}${answer.type === 'allow' ? ` (${answer.scope})` : ''}`);
+      log.info(`answered ${callbackId}: ${answer.type}${answer.type === 'allow' ? ` (${answer.scope})` : answer.type === 'elicitation' ? ` (${answer.action})` : ''}`);
       return true;
     }
     void vscode.window.showInformationMessage(ALREADY_ANSWERED);

@@ -1,10 +1,11 @@
-// The tree of open callbacks: sessions → subagents → open callbacks (approvals and sign-ins),
+// The tree of open callbacks: sessions → subagents → open callbacks (approvals, sign-ins and
+// MCP servers' requests for input),
 // plus sessions a reload interrupted with what they left open.
 import * as vscode from 'vscode';
 import type { OpenCallback } from '../runtime/answers.js';
 import type { RecoveredSession } from '../runtime/audit.js';
 import type { HostedSession, SessionHost, SessionNodeInfo } from '../runtime/sessionHost.js';
-import { callbackSummary, describeAsker, formatAge } from './describe.js';
+import { CALLBACK_ICONS, CALLBACK_KINDS, callbackLabel, callbackSummary, describeAsker, describeRule, formatAge } from './describe.js';
 
 export type TreeNode =
   | { kind: 'session'; hosted: HostedSession }
@@ -92,7 +93,7 @@ export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.
       case 'callback': {
         const c = element.callback;
         const earlier = element.hosted.fromEarlierTurn(c);
-        const label = c.type === 'approval' ? c.request.tool.id : `Sign in: ${c.sources.map((s) => s.name).join(', ')}`;
+        const label = callbackLabel(c);
         const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
         item.id = `callback:${c.id}`;
         item.description = `${callbackSummary(c)} · ${formatAge(Date.now() - c.openedAt)}${earlier ? ' · earlier turn' : ''}`;
@@ -102,11 +103,14 @@ export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.
           tip.appendText(`${c.request.title}\n`);
           if (c.request.decision?.reason) tip.appendText(`Reason: ${c.request.decision.reason}\n`);
           tip.appendCodeblock(JSON.stringify(c.request.input, null, 2), 'json');
+        } else if (c.type === 'elicitation') {
+          tip.appendText(`${describeRule(c)} asks:\n${c.request.message}\n`);
+          tip.appendText(`Fields: ${Object.keys(c.request.requestedSchema.properties).join(', ') || 'none'}\n`);
         }
         item.tooltip = tip;
-        item.iconPath = new vscode.ThemeIcon(c.type === 'approval' ? 'question' : 'account');
-        item.contextValue = c.type === 'approval' ? `callback:approval${c.request.sessionAllowed ? ':session-allowed' : ''}` : 'callback:sign-in';
-        item.accessibilityInformation = { label: `${c.type === 'approval' ? 'Approval' : 'Sign-in'} for ${label}: ${callbackSummary(c)}, asked by ${c.agent}` };
+        item.iconPath = new vscode.ThemeIcon(CALLBACK_ICONS[c.type]);
+        item.contextValue = c.type === 'approval' ? `callback:approval${c.request.sessionAllowed ? ':session-allowed' : ''}` : `callback:${c.type}`;
+        item.accessibilityInformation = { label: `${CALLBACK_KINDS[c.type]} for ${label}: ${callbackSummary(c)}, asked by ${c.agent}` };
         return item;
       }
       case 'interrupted': {

@@ -1,12 +1,14 @@
 // The extension's commands: start a session, answer what is pending, sign in, transcripts.
 import * as vscode from 'vscode';
-import { SignInAnswer, type OpenApproval, type OpenCallback, type OpenSignIn } from '../runtime/answers.js';
+import { SignInAnswer, type OpenApproval, type OpenCallback, type OpenElicitation, type OpenSignIn } from '../runtime/answers.js';
 import type { HostedSession, SessionHost } from '../runtime/sessionHost.js';
-import { AGENTS_FILE, loadWorkspaceAgents } from '../runtime/workspaceAgents.js';
-import { answerCallback, answerFor, CHOICE_LABELS, type Choice } from './answering.js';
+import { AGENTS_FILE, loadWorkspaceAgents, type ModelFactory } from '../runtime/workspaceAgents.js';
+import { ALREADY_ANSWERED, answerCallback, answerFor, CHOICE_LABELS, type Choice } from './answering.js';
 import type { TreeNode } from './callbacksTree.js';
-import { callbackSummary, describeAsker, describeRule, formatAge } from './describe.js';
+import { CALLBACK_ICONS, callbackLabel, callbackSummary, describeAsker, describeRule, formatAge } from './describe.js';
+import { answerElicitation } from './elicitation.js';
 import type { Log } from './log.js';
+import type { WorkspaceMcpServers } from './mcpServers.js';
 import type { PolicyService } from './policyService.js';
 import { Transcripts } from './transcripts.js';
 
@@ -15,6 +17,9 @@ export interface CommandContext {
   policy: PolicyService;
   log: Log;
   workspaceFolder: string;
+  /** Makes the model an agent names (scripted, OpenAI-compatible, VS Code language models). */
+  models: ModelFactory;
+  mcp: WorkspaceMcpServers;
   /** Readies what deciding needs (the shell parser) before the first session. */
   ready: () => Promise<void>;
 }
@@ -39,6 +44,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     vscode.commands.registerCommand('agentPolicy.startSession', () => startSession(ctx)),
     vscode.commands.registerCommand('agentPolicy.answerPending', () => answerPending(ctx)),
     vscode.commands.registerCommand('agentPolicy.signIn', (arg: CallbackArg) => signIn(ctx, callbackIdOf(arg))),
+    vscode.commands.registerCommand('agentPolicy.respond', (arg: CallbackArg) => respond(ctx, callbackIdOf(arg))),
     vscode.commands.registerCommand('agentPolicy.showTranscript', (arg?: string | TreeNode) => showTranscript(ctx, typeof arg === 'string' ? arg : arg && arg.kind === 'session' ? arg.hosted.id : undefined)),
     vscode.commands.registerCommand('agentPolicy.cancelSession', (arg?: string | TreeNode) => cancelSession(ctx, typeof arg === 'string' ? arg : arg && arg.kind === 'session' ? arg.hosted.id : undefined)),
     vscode.commands.registerCommand('agentPolicy.focusCallbacks', () => vscode.commands.executeCommand('agentPolicy.callbacks.focus')),
@@ -53,7 +59,9 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
 }
 
 async function startSession(ctx: CommandContext): Promise<void> {
-  const loaded = loadWorkspaceAgents({ workspaceFolder: ctx.workspaceFolder });
+  const { sources } = await ctx.mcp.sources();
+  const defaultModel = vscode.workspace.getConfiguration('agentPolicy').get<string>('model.default', 'scripted:default');
+  const loaded = loadWorkspaceAgents({ workspaceFolder: ctx.workspaceFolder, models: ctx.models, toolSources: sources, defaultModel });
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
   if (errors.length > 0) {
     const open = 'Open Agents File';
@@ -112,7 +120,7 @@ function callbackPicks(host: SessionHost, filter: (c: OpenCallback) => boolean):
       for (const c of callbacks) {
         const earlier = hosted.fromEarlierTurn(c) ? ' · left running by an earlier turn' : '';
         items.push({
-          label: c.type === 'approval' ? `$(question) ${c.request.tool.id}` : `$(account) Sign in: ${c.sources.map((s) => s.name).join(', ')}`,
+          label: `$(${CALLBACK_ICONS[c.type]}) ${callbackLabel(c)}`,
           description: callbackSummary(c),
           detail: `${describeAsker(hosted, c)} · asked by ${describeRule(c)} · ${formatAge(Date.now() - c.openedAt)} ago${earlier}`,
           callback: c,
@@ -138,7 +146,24 @@ async function answerPending(ctx: CommandContext): Promise<void> {
   });
   if (!picked?.callback) return;
   if (picked.callback.type === 'sign-in') return signIn(ctx, picked.callback.id);
+  if (picked.callback.type === 'elicitation') return answerElicitation(ctx.host, ctx.log, picked.callback);
   await answerApproval(ctx, picked.callback);
+}
+
+/** An MCP server's request for input, from the tree, a notification or the palette. */
+async function respond(ctx: CommandContext, callbackId: string | undefined): Promise<void> {
+  const open = ctx.host.openCallbacks().filter((e) => e.callback.type === 'elicitation');
+  let callback = open.find((e) => e.callback.id === callbackId)?.callback as OpenElicitation | undefined;
+  if (!callback && callbackId === undefined) {
+    const items = callbackPicks(ctx.host, (c) => c.type === 'elicitation');
+    const picked = items.length ? await vscode.window.showQuickPick(items, { title: 'Agent Policy: Respond to a Request for Input' }) : undefined;
+    callback = picked?.callback as OpenElicitation | undefined;
+  }
+  if (!callback) {
+    void vscode.window.showInformationMessage(callbackId ? ALREADY_ANSWERED : 'Agent Policy: no request for input is waiting.');
+    return;
+  }
+  await answerElicitation(ctx.host, ctx.log, callback);
 }
 
 async function answerApproval(ctx: CommandContext, callback: OpenApproval): Promise<void> {
@@ -176,6 +201,10 @@ async function signIn(ctx: CommandContext, callbackId: string | undefined): Prom
     { title: 'Agent Policy: Sign In', placeHolder: 'Check each source you have connected; the others are answered as denied', canPickMany: true },
   );
   if (!picks) return;
+  // An MCP server is signed in to by giving the inputs its configuration needs (a token): escaped, nothing is answered.
+  for (const p of picks) {
+    if (p.id.startsWith('mcp.') && !(await ctx.mcp.signIn(p.id))) return;
+  }
   const connected = picks.map((p) => p.id);
   const denied = callback.sources.map((s) => s.id).filter((id) => !connected.includes(id));
   await answerCallback(ctx.host, ctx.log, callback.id, new SignInAnswer({ connected, denied }));

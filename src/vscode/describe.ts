@@ -4,7 +4,24 @@ import { summarizeInput } from '../runtime/audit.js';
 import type { HostedSession } from '../runtime/sessionHost.js';
 
 export function callbackSummary(c: OpenCallback): string {
-  return c.type === 'approval' ? summarizeInput(c.request.input, 80) : c.sources.map((s) => `${s.name} (${s.mode})`).join(', ');
+  if (c.type === 'approval') return summarizeInput(c.request.input, 80);
+  if (c.type === 'elicitation') return defang(summarizeInput(c.request.message, 80));
+  return c.sources.map((s) => `${s.name} (${s.mode})`).join(', ');
+}
+
+export const CALLBACK_ICONS: Record<OpenCallback['type'], string> = { approval: 'question', 'sign-in': 'account', elicitation: 'comment-discussion' };
+export const CALLBACK_KINDS: Record<OpenCallback['type'], string> = { approval: 'Approval', 'sign-in': 'Sign-in', elicitation: 'Request for input' };
+
+/** The label of a callback in the tree and the quick pick. */
+export function callbackLabel(c: OpenCallback): string {
+  if (c.type === 'approval') return c.request.tool.id;
+  if (c.type === 'elicitation') return `${c.request.source.name} asks for input`;
+  return `Sign in: ${c.sources.map((s) => s.name).join(', ')}`;
+}
+
+/** Server and agent text can carry markdown links, which notifications render: break them so they show as text. */
+export function defang(text: string): string {
+  return text.replace(/\]\(/g, '] (');
 }
 
 /** "main" or "main › researcher". */
@@ -15,7 +32,8 @@ export function describeAsker(hosted: HostedSession, c: OpenCallback): string {
 
 /** The rule that asked, with its reason: `rule "edit-src" (.agentpolicy.jsonc:15): the agent wants to change the code`. */
 export function describeRule(c: OpenCallback): string {
-  if (c.type !== 'approval') return 'a sign-in';
+  if (c.type === 'sign-in') return 'a sign-in';
+  if (c.type === 'elicitation') return `the MCP server ${c.request.source.name}${c.request.toolId ? ` while running ${c.request.toolId}` : ''}`;
   if (c.request.hook) return `the ${c.request.hook} hook`;
   const d = c.request.decision;
   if (!d) return 'the policy';
@@ -36,5 +54,8 @@ export function formatAge(ms: number): string {
 /** The notification text for one ask. */
 export function askMessage(hosted: HostedSession, c: OpenCallback): string {
   if (c.type === 'sign-in') return `Agent Policy: ${describeAsker(hosted, c)} needs a sign-in to ${callbackSummary(c)}.`;
-  return `Agent Policy: ${describeAsker(hosted, c)} wants to run ${c.request.tool.id}: ${callbackSummary(c)} — asked by ${describeRule(c)}.`;
+  if (c.type === 'elicitation') {
+    return `Agent Policy: the MCP server ${c.request.source.name} asks for input${c.request.toolId ? ` (${describeAsker(hosted, c)} is running ${c.request.toolId})` : ''}: "${callbackSummary(c)}"`;
+  }
+  return `Agent Policy: ${describeAsker(hosted, c)} wants to run ${c.request.tool.id}: ${defang(callbackSummary(c))} — asked by ${describeRule(c)}.`;
 }

@@ -8,6 +8,8 @@ import { SessionHost } from '../runtime/sessionHost.js';
 import { CallbacksTree } from './callbacksTree.js';
 import { registerCommands } from './commands.js';
 import { Log } from './log.js';
+import { WorkspaceMcpServers } from './mcpServers.js';
+import { registerModelCommands, workspaceModelFactory } from './models.js';
 import { Notifications } from './notifications.js';
 import { PolicyService } from './policyService.js';
 import { StatusBar } from './statusBar.js';
@@ -67,7 +69,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentP
       new vscode.Disposable(host.onDidChange(updateContext).dispose),
       policy.onDidChange(updateContext),
       { dispose: () => audit.close() },
-      ...registerCommands({ host, policy, log, workspaceFolder, ready }),
+      ...registerCommands({
+        host, policy, log, workspaceFolder, ready,
+        models: workspaceModelFactory({ secrets: context.secrets, log: (line) => log.info(line) }),
+        mcp: new WorkspaceMcpServers(workspaceFolder, context.secrets, log),
+      }),
+      ...registerModelCommands(context),
       new PolicyDiagnostics(policy),
       new PolicyStatus(policy),
       vscode.workspace.registerTextDocumentContentProvider(EXPLAIN_SCHEME, explanations),

@@ -4,8 +4,9 @@
 import * as vscode from 'vscode';
 import type { OpenCallback } from '../runtime/answers.js';
 import type { HostedSession, SessionHost } from '../runtime/sessionHost.js';
-import { answerCallback, answerFor, CHOICE_LABELS, type Choice } from './answering.js';
+import { ALREADY_ANSWERED, answerCallback, answerFor, CHOICE_LABELS, type Choice } from './answering.js';
 import { askMessage } from './describe.js';
+import { answerElicitation, ELICITATION_ACTIONS } from './elicitation.js';
 import type { Log } from './log.js';
 
 const MORE = 'More…';
@@ -68,6 +69,16 @@ export class Notifications implements vscode.Disposable {
     if (callback.type === 'sign-in') {
       void vscode.window.showWarningMessage(askMessage(hosted, callback), 'Sign In…').then((picked) => {
         if (picked) void vscode.commands.executeCommand('agentPolicy.signIn', callback.id);
+      });
+      return;
+    }
+    if (callback.type === 'elicitation') {
+      const { respond, decline } = ELICITATION_ACTIONS;
+      void vscode.window.showWarningMessage(askMessage(hosted, callback), respond, decline).then(async (picked) => {
+        if (!picked) return;
+        // Checked before the form, so nobody fills one in for a request already answered.
+        if (!this.isOpen(callback.id)) return void vscode.window.showInformationMessage(ALREADY_ANSWERED);
+        await answerElicitation(this.host, this.log, callback, picked === respond ? 'respond' : 'decline');
       });
       return;
     }

@@ -77,4 +77,34 @@ describe('agentpolicy run', () => {
     assert.equal((await cli(['run', '--prompt', 'x', '--answer', 'maybe'], workspace)).code, 2);
     assert.equal((await cli(['run', '--prompt', 'x', '--agent', 'nobody'], workspace)).code, 2);
   });
+
+  describe('the librarian, through the real filesystem MCP server of .vscode/mcp.json', () => {
+    // The sample fetches the server with npx; here the copy in node_modules runs, offline.
+    beforeEach(() => {
+      const server = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
+      fs.writeFileSync(path.join(workspace, '.vscode', 'mcp.json'), JSON.stringify({
+        servers: { files: { type: 'stdio', command: process.execPath, args: [server, '${workspaceFolder}'] } },
+      }));
+    });
+
+    it('lists and reads without asking (readOnlyHint, rule mcp-read); writing NOTES.md asks (rule mcp-write) and nothing is written', async () => {
+      const r = await cli(['run', '--agent', 'librarian', '--prompt', 'update the notes'], workspace);
+      assert.equal(r.code, 1, r.out.join('\n'));
+      const text = r.out.join('\n');
+      assert.match(text, /mcp\.files\.list_directory \{"path":"src"\} -> allow \(workspace \.agentpolicy\.jsonc:\d+ "mcp-read"\)/);
+      assert.match(text, /result: \[FILE\] index\.js/);
+      assert.match(text, /mcp\.files\.read_text_file \{"path":"README\.md"\} -> allow/);
+      assert.match(text, /\[librarian\] mcp\.files\.write_file .*\(asked by \.agentpolicy\.jsonc:\d+ "mcp-write"\)/);
+      assert.equal(fs.existsSync(path.join(workspace, 'NOTES.md')), false);
+    });
+
+    it('--answer allow: the server writes NOTES.md; --answer deny: the call never reaches it', async () => {
+      const denied = await cli(['run', '--agent', 'librarian', '--prompt', 'update the notes', '--answer', 'deny'], workspace);
+      assert.equal(denied.code, 0, denied.out.join('\n'));
+      assert.equal(fs.existsSync(path.join(workspace, 'NOTES.md')), false);
+      const allowed = await cli(['run', '--agent', 'librarian', '--prompt', 'update the notes', '--answer', 'allow'], workspace);
+      assert.equal(allowed.code, 0, allowed.out.join('\n'));
+      assert.equal(fs.readFileSync(path.join(workspace, 'NOTES.md'), 'utf8'), '# Notes\n\nsrc/ holds:\n[FILE] index.js\n');
+    });
+  });
 });

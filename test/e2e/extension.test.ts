@@ -5,34 +5,16 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { exactly, textOf, useVsCode, type VsCode } from './harness';
+import { activated, countLabel, exactly, startSession, textOf, useVsCode, waitForFile, type VsCode } from './harness';
 
 const PROMPT = 'What do the Atlas and the Beacon cost?';
 const ANSWER = 'Prices: atlas: €129.00 and beacon: €49.50.';
 const CONTAINER = 'Agent Policy';
 const VIEW = 'Open Callbacks';
-/** The status bar entry's accessible name for `n` open callbacks. */
-const countLabel = (n: number) => new RegExp(`^Agent Policy: ${n} open callbacks?$`);
 const WRITE_ANSWER = /main wants to run builtin\.write_file/;
 
 describe('Agent Policy in VS Code (e2e)', function () {
   const { open } = useVsCode();
-
-  /** Waits for the extension to activate: its status bar entry shows up. */
-  async function activated(v: VsCode): Promise<void> {
-    await v.statusBarItem(countLabel(0), 120_000);
-  }
-
-  async function startSession(v: VsCode, agent: string, prompt: string): Promise<void> {
-    await v.runCommand('Agent Policy: Start Agent Session');
-    await v.quickPickItems();
-    const title = await v.quickPickTitle();
-    assert.match(title, /Agent Policy: Start Agent Session/, 'the agent quick pick is titled after the command');
-    const agents = (await v.quickPickItems()).filter((i) => i.kind === 'item').map((i) => i.label);
-    assert.ok(agents.includes(agent), `the quick pick lists the agent "${agent}" (it lists: ${agents.join(', ')})`);
-    await v.pickQuickItem(exactly(agent));
-    await v.typeInQuickInput(prompt);
-  }
 
   /** Runs Show Session Transcript (picking the first session if it asks) until its text has `want`. */
   async function transcript(v: VsCode, want: RegExp, timeout = 90_000): Promise<string> {
@@ -52,18 +34,6 @@ describe('Agent Policy in VS Code (e2e)', function () {
       return undefined;
     }, timeout).catch((e: Error) => {
       throw new Error(`${e.message}\n  the last transcript read:\n${text}`);
-    });
-  }
-
-  /** Waits for a file in the workspace to exist with content matching `want` (it may be seen mid-write). */
-  async function waitForFile(v: VsCode, rel: string, want: RegExp, timeout = 60_000): Promise<string> {
-    const file = path.join(v.workspace, rel);
-    let last: string | undefined;
-    return v.waitFor(`${rel} on disk matching ${want}`, () => {
-      last = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
-      return last !== undefined && want.test(last) ? last : undefined;
-    }, timeout).catch((e: Error) => {
-      throw new Error(`${e.message}\n  ${last === undefined ? `no ${rel}` : `${rel} holds: ${JSON.stringify(last)}`}`);
     });
   }
 

@@ -3,12 +3,14 @@
 // playwright-core. Each `startVsCode` gets its own port, user data dir and process group;
 // `close()` ends all of it, also when a test fails. Waits are generous: on a 2-core machine
 // code-server and the workbench take 20–40 s to come up.
+import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { parse as parseJsonc } from 'jsonc-parser';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 
 export const REPO = path.resolve(__dirname, '..', '..');
@@ -177,7 +179,26 @@ function repoExtensionId(): string {
 export function copyWorkspace(from = SAMPLE_WORKSPACE): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-policy-e2e-ws-'));
   fs.cpSync(from, dir, { recursive: true });
+  useLocalMcpServers(dir);
   return fs.realpathSync(dir);
+}
+
+/**
+ * The sample's .vscode/mcp.json fetches the reference MCP servers with `npx -y`; a copy for the
+ * tests and `npm start` runs the ones installed in node_modules instead, with this Node, offline.
+ */
+export function useLocalMcpServers(workspace: string): void {
+  const file = path.join(workspace, '.vscode', 'mcp.json');
+  if (!fs.existsSync(file)) return;
+  const config = parseJsonc(fs.readFileSync(file, 'utf8')) as { servers?: Record<string, { command?: string; args?: string[] }> };
+  for (const server of Object.values(config.servers ?? {})) {
+    const at = (server.args ?? []).findIndex((a) => a.startsWith('@modelcontextprotocol/server-'));
+    if (server.command !== 'npx' || at < 0) continue;
+    const pkg = server.args![at]!.replace(/@[^@/]+$/, '');
+    server.command = process.execPath;
+    server.args = [require.resolve(`${pkg}/dist/index.js`), ...server.args!.slice(at + 1)];
+  }
+  fs.writeFileSync(file, JSON.stringify(config, null, 2));
 }
 
 export function freePort(): Promise<number> {
@@ -698,7 +719,12 @@ export async function startVsCode(opts: StartOptions): Promise<VsCode> {
  * the VSIX `npm run package` made when run directly), and one VS Code per test on a fresh copy of
  * the sample workspace, closed after the test with a screenshot when it failed.
  */
-export function useVsCode(): { open(name: string, options?: Partial<StartOptions>): Promise<VsCode> } {
+export interface OpenOptions extends Partial<StartOptions> {
+  /** Changes the fresh workspace copy before VS Code opens it. */
+  prepare?: (workspace: string) => void;
+}
+
+export function useVsCode(): { open(name: string, options?: OpenOptions): Promise<VsCode> } {
   let extensionsDir = '';
   let ownExtensionsDir = false;
   let vs: VsCode | undefined;
@@ -726,10 +752,46 @@ export function useVsCode(): { open(name: string, options?: Partial<StartOptions
     workspace = undefined;
   });
   return {
-    async open(name, options = {}) {
+    async open(name, { prepare, ...options } = {}) {
       workspace = copyWorkspace();
+      prepare?.(workspace);
       vs = await startVsCode({ workspace, extensionsDir, name, ...options });
       return vs;
     },
   };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Steps the end-to-end files share
+
+/** The status bar entry's accessible name for `n` open callbacks. */
+export const countLabel = (n: number): RegExp => new RegExp(`^Agent Policy: ${n} open callbacks?$`);
+
+/** Waits for the extension to activate: its status bar entry shows up. */
+export async function activated(v: VsCode): Promise<void> {
+  await v.statusBarItem(countLabel(0), 120_000);
+}
+
+export async function startSession(v: VsCode, agent: string, prompt: string): Promise<void> {
+  await v.runCommand('Agent Policy: Start Agent Session');
+  await v.quickPickItems();
+  const title = await v.quickPickTitle();
+  assert.match(title, /Agent Policy: Start Agent Session/, 'the agent quick pick is titled after the command');
+  const agents = (await v.quickPickItems()).filter((i) => i.kind === 'item').map((i) => i.label);
+  assert.ok(agents.includes(agent), `the quick pick lists the agent "${agent}" (it lists: ${agents.join(', ')})`);
+  await v.pickQuickItem(exactly(agent));
+  await v.typeInQuickInput(prompt);
+}
+
+/** Waits for a file in the workspace to exist with content matching `want` (it may be seen mid-write). */
+export async function waitForFile(v: VsCode, rel: string, want: RegExp, timeout = 60_000): Promise<string> {
+  const file = path.join(v.workspace, rel);
+  let last: string | undefined;
+  return v.waitFor(`${rel} on disk matching ${want}`, () => {
+    last = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
+    return last !== undefined && want.test(last) ? last : undefined;
+  }, timeout).catch((e: Error) => {
+    throw new Error(`${e.message}\n  ${last === undefined ? `no ${rel}` : `${rel} holds: ${JSON.stringify(last)}`}`);
+  });
+}
+

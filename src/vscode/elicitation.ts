@@ -1,0 +1,78 @@
+// Answering an MCP server's request for input: respond with a form built from its schema,
+// decline, or cancel. The server's message and field texts are untrusted and shown as text.
+import * as vscode from 'vscode';
+import { ElicitationAnswer, type OpenElicitation } from '../runtime/answers.js';
+import { defaultText, formFields, readField, type FormField } from '../runtime/elicitationForm.js';
+import type { SessionHost } from '../runtime/sessionHost.js';
+import { answerCallback } from './answering.js';
+import type { Log } from './log.js';
+
+type Action = 'respond' | 'decline' | 'cancel';
+
+export const ELICITATION_ACTIONS: Record<Action, string> = { respond: 'Respond…', decline: 'Decline', cancel: 'Cancel' };
+
+/** Asks what to do, fills the form when responding, and answers. Escape at any step leaves the request open. */
+export async function answerElicitation(host: SessionHost, log: Log, callback: OpenElicitation, action?: Action): Promise<void> {
+  const { request } = callback;
+  if (!action) {
+    const picked = await vscode.window.showQuickPick(
+      [
+        { label: `$(edit) ${ELICITATION_ACTIONS.respond}`, description: 'fill in the form and send it to the server', action: 'respond' as const },
+        { label: `$(close) ${ELICITATION_ACTIONS.decline}`, description: 'tell the server no', action: 'decline' as const },
+        { label: `$(circle-slash) ${ELICITATION_ACTIONS.cancel}`, description: 'dismiss without choosing', action: 'cancel' as const },
+      ],
+      { title: `Agent Policy: ${request.source.name} asks`, placeHolder: request.message, ignoreFocusOut: true },
+    );
+    if (!picked) return;
+    action = picked.action;
+  }
+  if (action !== 'respond') {
+    await answerCallback(host, log, callback.id, new ElicitationAnswer({ action }));
+    return;
+  }
+  const content = await fillForm(callback);
+  if (!content) return;
+  await answerCallback(host, log, callback.id, new ElicitationAnswer({ action: 'accept', content }));
+}
+
+async function fillForm(callback: OpenElicitation): Promise<Record<string, string | number | boolean> | undefined> {
+  const fields = formFields(callback.request.requestedSchema);
+  const content: Record<string, string | number | boolean> = {};
+  for (const [i, form] of fields.entries()) {
+    const value = await askField(callback, form, i + 1, fields.length);
+    if (value === null) return undefined;
+    if (value !== undefined) content[form.name] = value;
+  }
+  return content;
+}
+
+/** null: the person escaped. undefined: an optional field left empty. */
+async function askField(callback: OpenElicitation, form: FormField, step: number, steps: number): Promise<string | number | boolean | undefined | null> {
+  const title = `Agent Policy: ${callback.request.source.name} asks (${step}/${steps})`;
+  const detail = typeof form.field.description === 'string' ? form.field.description : undefined;
+  const choices = form.field.type === 'boolean' ? ['yes', 'no'] : form.field.enum;
+  if (choices) {
+    const names = Array.isArray(form.field.enumNames) ? form.field.enumNames : undefined;
+    const items = choices.map((value, i) => ({ label: names?.[i] ?? value, description: names?.[i] ? value : '', value }));
+    if (!form.required) items.push({ label: '(no answer)', description: '', value: '' });
+    const picked = await vscode.window.showQuickPick(items, { title, placeHolder: `${form.label}${detail ? ` — ${detail}` : ''}`, ignoreFocusOut: true });
+    if (!picked) return null;
+    const read = readField(form, picked.value);
+    return read.ok ? read.value : null;
+  }
+  const initial = defaultText(form);
+  const text = await vscode.window.showInputBox({
+    title,
+    prompt: `${form.label}${form.required ? '' : ' (optional)'}${detail ? ` — ${detail}` : ''}`,
+    ...(initial !== undefined ? { value: initial } : {}),
+    password: form.field.format === 'password',
+    ignoreFocusOut: true,
+    validateInput: (typed) => {
+      const read = readField(form, typed);
+      return read.ok ? undefined : read.error;
+    },
+  });
+  if (text === undefined) return null;
+  const read = readField(form, text);
+  return read.ok ? read.value : null;
+}
