@@ -1,11 +1,13 @@
 // MCP servers in a real VS Code: the sample workspace's librarian works through the real
 // filesystem server of .vscode/mcp.json (run from node_modules, offline), its reads allowed by
 // their readOnlyHint and its write asked in a notification; and server-everything's request for
-// input answered with the form the extension builds from the server's schema.
+// input answered with the form the extension builds from the server's schema; and a server over
+// HTTP that needs a token, signed in to from the sign-in notification.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
+import { startHttpFixture, type HttpFixture } from '../mcp/fixtures/httpServer';
 import { activated, countLabel, startSession, textOf, useVsCode, waitForFile, type VsCode } from './harness';
 
 const LIBRARIAN_WRITE = /librarian wants to run mcp\.files\.write_file/;
@@ -77,7 +79,54 @@ describe('MCP servers in VS Code (e2e)', function () {
     assert.match(t, /Name: Ada Lovelace/);
     await v.screenshot('mcp-elicitation-done');
   });
+
+  describe('a server that needs a token', () => {
+    let server: HttpFixture | undefined;
+    afterEach(async () => {
+      await server?.close();
+      server = undefined;
+    });
+
+    it('raises a sign-in; the token typed there is stored, the server is connected and its tool runs', async () => {
+      const fixture = (server = await startHttpFixture({ token: 's3cret-token' }));
+      const v = await open('mcp-sign-in', { prepare: (workspace) => addTokenServerAgent(workspace, fixture.url) });
+      await activated(v);
+      await startSession(v, 'webber', 'echo something');
+
+      const signIn = /webber needs a sign-in to web \(connect\)/;
+      await v.notification(signIn, 120_000);
+      assert.equal(fixture.unauthorized + fixture.sessions, 0, 'nothing reached the server before the sign-in');
+      await v.screenshot('mcp-sign-in-notification');
+      await v.clickNotificationButton(signIn, 'Sign In…');
+      const items = (await v.quickPickItems()).filter((i) => i.kind === 'item').map((i) => i.label);
+      assert.deepEqual(items, ['web'], 'the sign-in lists the server');
+      // A multi-select: check the server's row, then OK.
+      const row = v.page.locator('.quick-input-widget .quick-input-list .monaco-list-row').filter({ hasText: 'web' }).first();
+      await row.click();
+      await v.waitFor('the server checked', async () => (await row.getAttribute('aria-checked')) === 'true' || (await row.locator('input[type=checkbox]').isChecked().catch(() => false)) || undefined, 10_000);
+      await v.page.locator('.quick-input-widget input').first().press('Enter');
+      await v.waitFor('the token prompt', async () => /sign in to the MCP server web/.test(await v.quickPickTitle()) || undefined);
+      assert.equal(await v.page.locator('.quick-input-widget input').getAttribute('type'), 'password', 'the token is typed into a password box');
+      await v.typeInQuickInput('s3cret-token');
+
+      await v.clickNotificationButton(/webber wants to run mcp\.web\.echo/, 'Allow', 60_000);
+      const t = await transcriptText(v, /completed:/);
+      assert.match(t, /echo over streamable HTTP: hello/, `the tool ran on the server:\n${t}`);
+      assert.equal(fixture.unauthorized, 0, 'the stored token was accepted at once');
+      await v.screenshot('mcp-sign-in-done');
+    });
+  });
 });
+
+/** Adds an HTTP server whose Authorization header needs `${input:token}`, and an agent that uses it. */
+function addTokenServerAgent(workspace: string, url: string): void {
+  const mcpFile = path.join(workspace, '.vscode', 'mcp.json');
+  const mcp = parseJsonc(fs.readFileSync(mcpFile, 'utf8')) as { servers: Record<string, unknown>; inputs?: unknown[] };
+  mcp.servers.web = { type: 'http', url, headers: { Authorization: 'Bearer ${input:token}' } };
+  mcp.inputs = [{ type: 'promptString', id: 'token', description: 'The token of the web server', password: true }];
+  fs.writeFileSync(mcpFile, JSON.stringify(mcp, null, 2));
+  addAgent(workspace, 'webber', 'mcp.web', [{ call: 'web_echo', input: { message: 'hello' }, as: 'r' }, { say: '{{r}}' }]);
+}
 
 /** Adds server-everything and an agent that calls its elicitation tool to a workspace copy. */
 function addEverythingAgent(workspace: string): void {
@@ -85,11 +134,14 @@ function addEverythingAgent(workspace: string): void {
   const mcp = parseJsonc(fs.readFileSync(mcpFile, 'utf8')) as { servers: Record<string, unknown> };
   mcp.servers.everything = { type: 'stdio', command: process.execPath, args: [require.resolve('@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'] };
   fs.writeFileSync(mcpFile, JSON.stringify(mcp, null, 2));
+  addAgent(workspace, 'tester', 'mcp.everything', [{ call: 'everything_trigger-elicitation-request', input: {}, as: 'r' }, { say: '{{r}}' }]);
+}
+
+/** An agent of the workspace copy that uses one MCP server and plays `script`. */
+function addAgent(workspace: string, name: string, server: string, script: unknown[]): void {
   const agentsFile = path.join(workspace, '.agents.jsonc');
   const agents = parseJsonc(fs.readFileSync(agentsFile, 'utf8')) as { agents: unknown[] };
-  agents.agents.push({ name: 'tester', model: 'scripted:tester.jsonc', tools: ['mcp.everything'], builtins: { subagents: false } });
+  agents.agents.push({ name, model: `scripted:${name}.jsonc`, tools: [server], builtins: { subagents: false } });
   fs.writeFileSync(agentsFile, JSON.stringify(agents, null, 2));
-  fs.writeFileSync(path.join(workspace, 'tester.jsonc'), JSON.stringify({
-    agents: { tester: [{ call: 'everything_trigger-elicitation-request', input: {}, as: 'r' }, { say: '{{r}}' }] },
-  }));
+  fs.writeFileSync(path.join(workspace, `${name}.jsonc`), JSON.stringify({ agents: { [name]: script } }));
 }
