@@ -69,7 +69,14 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
     const lines = new LineMap(fs.existsSync(mcp.file) ? fs.readFileSync(mcp.file, 'utf8') : '');
     for (const d of mcp.diagnostics) io.err(formatDiagnostic(toJson(d, lines)));
   }
-  const toolSources = mcpToolSources(mcp, { workspaceFolder, inputs: mcpInputsFromEnv(), log: (line) => io.err(line) });
+  // Running the CLI in a repository is consent to its servers, except with --untrusted (a fork's pull request in CI).
+  const toolSources = mcpToolSources(mcp, {
+    workspaceFolder, inputs: mcpInputsFromEnv(), log: (line) => io.err(line),
+    confirmStart: async (server) => {
+      if (args.untrusted === true) io.err(`warning: the MCP server ${server.name} was not started: --untrusted never starts the servers of .vscode/mcp.json`);
+      return args.untrusted !== true;
+    },
+  });
   // AGENTPOLICY_MODEL: the model of agents that name none (e.g. openai-compatible:mistral-small-latest).
   const loaded = loadWorkspaceAgents({ workspaceFolder, models, toolSources, defaultModel: process.env.AGENTPOLICY_MODEL, ...(args.agents ? { agentsFile: named(args.agents, '--agents')! } : {}) });
   if (loaded.diagnostics.some((d) => d.severity === 'error')) {

@@ -3,6 +3,7 @@
 // server's tools become runtime tools with stable ids `mcp.<server>.<tool>`; what the server says
 // about them (descriptions, annotations) is untrusted and only ever loosens what a policy author
 // chose through `effectiveHints`.
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -11,7 +12,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  CallToolResultSchema, ElicitRequestSchema, ErrorCode, McpError, ToolListChangedNotificationSchema,
+  CallToolResultSchema, CancelledNotificationSchema, ElicitRequestSchema, ErrorCode, McpError, ToolListChangedNotificationSchema,
   type CallToolResult, type ElicitResult, type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
@@ -39,6 +40,13 @@ export interface McpSourceOptions {
   startTimeoutMs?: number;
   /** Restarts after crashes allowed within `windowMs`. Default 3 in 60 s. */
   restarts?: { max: number; windowMs: number };
+  /**
+   * Asked before the server's process (stdio) or connection (HTTP, SSE) is first started, with
+   * the server's config as written (variables unresolved). `true` is remembered by this source
+   * for that config (`serverFingerprint`), so restarts after a crash do not ask again, while a
+   * changed config does; `false` fails the listing or call, and the next start asks again.
+   */
+  confirmStart?: (server: McpServerConfig) => Promise<boolean>;
 }
 
 /** An input a server needs before it can start (what a sign-in asks for). */
@@ -58,6 +66,11 @@ const HINTS: readonly HintName[] = ['readOnlyHint', 'destructiveHint', 'idempote
 const STDERR_LINES = 20;
 /** setTimeout's largest delay: the SDK's own request timeout is kept out of the way with it. */
 const NO_TIMEOUT = 2 ** 31 - 1;
+/**
+ * MCP's tool names (SEP-986, with `/`). Anything else is left out: a tool's id reaches approvals
+ * and notifications, where a name like `[Open](command:x)` would be markup.
+ */
+export const MCP_TOOL_NAME = /^[A-Za-z0-9_.\-/]{1,128}$/;
 
 export class McpToolSource implements ToolSource {
   readonly id: string;
@@ -67,6 +80,10 @@ export class McpToolSource implements ToolSource {
   private readonly live = new Set<McpConnection>();
   /** The input values the server answered 401 to, shared by all connections (JSON of the values). */
   rejectedInputs: string | undefined;
+  /** Fingerprints of the configs a person allowed to start (`confirmStart`). */
+  private readonly allowed = new Set<string>();
+  /** A question in flight, shared by connections starting at the same time. */
+  private readonly asking = new Map<string, Promise<boolean>>();
 
   constructor(
     readonly server: McpServerConfig,
@@ -95,6 +112,72 @@ export class McpToolSource implements ToolSource {
   async closeAll(): Promise<void> {
     await Promise.all([...this.live].map((c) => c.close()));
   }
+
+  /**
+   * @internal Resolves once `confirmStart` allowed the current config (at once when there is no
+   * `confirmStart`, or it allowed this config before); throws when the person did not.
+   */
+  async ensureStartAllowed(): Promise<void> {
+    const confirm = this.options.confirmStart;
+    if (confirm === undefined) return;
+    const server = this.server;
+    const key = serverFingerprint(server);
+    if (this.allowed.has(key)) return;
+    let pending = this.asking.get(key);
+    if (pending === undefined) {
+      pending = (async () => {
+        try {
+          const yes = (await confirm(server)) === true;
+          if (yes) this.allowed.add(key);
+          return yes;
+        } finally {
+          this.asking.delete(key);
+        }
+      })();
+      this.asking.set(key, pending);
+    }
+    let yes: boolean;
+    try {
+      yes = await pending;
+    } catch (error) {
+      throw new Error(`MCP server ${this.name} was not started: asking whether it may start failed: ${(error as Error)?.message ?? String(error)}`);
+    }
+    if (!yes) {
+      this.options.log?.(`mcp ${this.name}: not started: the person did not allow it`);
+      throw new Error(`MCP server ${this.name} was not started: the person did not allow it to start (${describeServerLaunch(server)})`);
+    }
+  }
+}
+
+/**
+ * What identifies a server's config as written, for remembering a person's consent to start it:
+ * a SHA-256 (hex) of its type, command, args, env, envFile and cwd, or url and headers. The name
+ * is not part of it; the order of `env` and `headers` keys does not matter.
+ */
+export function serverFingerprint(server: McpServerConfig): string {
+  const written = server.type === 'stdio'
+    ? ['stdio', server.command, [...server.args], sortedEntries(server.env), server.envFile ?? null, server.cwd ?? null]
+    : [server.type, server.url, sortedEntries(server.headers)];
+  return createHash('sha256').update(JSON.stringify(written)).digest('hex');
+}
+
+/**
+ * What starting the server runs, in a line for a person: the command line of a stdio server
+ * (`npx -y pkg ${workspaceFolder}`, with `(in <cwd>)` when it has a cwd) or the URL of a remote
+ * one. Variables are shown as written; words with unusual characters are quoted as JSON.
+ */
+export function describeServerLaunch(server: McpServerConfig): string {
+  if (server.type !== 'stdio') return shellWord(server.url);
+  const line = [server.command, ...server.args].map(shellWord).join(' ');
+  return server.cwd !== undefined ? `${line} (in ${shellWord(server.cwd)})` : line;
+}
+
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./~${}?&#-]+$/.test(word) ? word : JSON.stringify(word);
+}
+
+function sortedEntries(record: Record<string, string | null>): Array<[string, string | null]> {
+  return Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /** The inputs a source needs (ids, descriptions, password flags): what the extension asks for at sign-in. */
@@ -102,9 +185,17 @@ export function inputsOf(source: McpToolSource): readonly McpInputInfo[] {
   return source.inputs;
 }
 
-/** One source per usable server of a parsed `mcp.json`. */
-export function mcpToolSources(config: Pick<McpConfig, 'servers' | 'inputs'>, options: McpSourceOptions = {}): McpToolSource[] {
-  return config.servers.map((server) => new McpToolSource(server, { inputDeclarations: config.inputs, ...options }));
+/**
+ * One source per usable server of a parsed `mcp.json`. `options` may be a function of the server,
+ * to give each source its own `inputs` store (a source only ever reads its own).
+ */
+export function mcpToolSources(
+  config: Pick<McpConfig, 'servers' | 'inputs'>,
+  options: McpSourceOptions | ((server: McpServerConfig) => McpSourceOptions) = {},
+): McpToolSource[] {
+  return config.servers.map((server) => new McpToolSource(server, {
+    inputDeclarations: config.inputs, ...(typeof options === 'function' ? options(server) : options),
+  }));
 }
 
 /** One start of the server: a client, its transport, and what it listed. */
@@ -143,6 +234,8 @@ export class McpConnection implements ToolConnection {
   private readonly running = new Set<RunningCall>();
   /** The client of a start in progress, so that closing need not wait for a slow server to answer. */
   private connecting: Client | undefined;
+  /** Aborted when the connection closes: a start waiting for a person's consent stops waiting. */
+  private readonly closedController = new AbortController();
   private readonly validator = new ToolInputValidator();
 
   constructor(
@@ -207,6 +300,7 @@ export class McpConnection implements ToolConnection {
 
   private async shutdown(): Promise<void> {
     this.closed = true;
+    this.closedController.abort(new Error(`the session ended: MCP server ${this.name} is closed`));
     this.onClosed();
     const starting = this.starting;
     if (starting) {
@@ -269,6 +363,10 @@ export class McpConnection implements ToolConnection {
     } catch (error) {
       throw new Error(`MCP server ${this.name} cannot start: ${(error as Error).message}`);
     }
+
+    // A person's consent, before anything runs or connects. A refusal is not a crash.
+    await abortable(this.source.ensureStartAllowed(), this.closedController.signal);
+    if (this.closed) throw new Error(`the session ended: MCP server ${this.name} is closed`);
 
     try {
       const generation = await this.startServer(server, values.key);
@@ -356,7 +454,30 @@ export class McpConnection implements ToolConnection {
       capabilities: { elicitation: { form: {} } },
     });
     const generation: Generation = { client, transport, stderr, inputsKey, established: false, down: false, toolsStale: false };
-    client.setRequestHandler(ElicitRequestSchema, async (request) => await this.elicit(request.params));
+    // An elicitation ends when the server gives up on it (notifications/cancelled, e.g. its own
+    // request timeout) or the connection closes (extra.signal). The SDK's own cancellation handler
+    // ignores request id 0 (typescript-sdk#2283), the id of a server's first request: this one
+    // replaces it. (The client's other request handler, ping, answers at once.)
+    const elicitations = new Map<string | number, AbortController>();
+    client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+      const ended = new AbortController();
+      const onClose = (): void => ended.abort(extra.signal.reason);
+      if (extra.signal.aborted) onClose();
+      else extra.signal.addEventListener('abort', onClose, { once: true });
+      elicitations.set(extra.requestId, ended);
+      try {
+        return await this.elicit(request.params, ended.signal);
+      } finally {
+        elicitations.delete(extra.requestId);
+        extra.signal.removeEventListener('abort', onClose);
+      }
+    });
+    client.setNotificationHandler(CancelledNotificationSchema, (notification) => {
+      const id = notification.params.requestId;
+      if (id === undefined) return;
+      const reason = typeof notification.params.reason === 'string' ? `: ${notification.params.reason}` : '';
+      elicitations.get(id)?.abort(new Error(`the server cancelled the request${reason}`));
+    });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       generation.toolsStale = true;
     });
@@ -445,8 +566,9 @@ export class McpConnection implements ToolConnection {
     const seen = new Set<string>();
     const out: RuntimeTool[] = [];
     for (const tool of listed) {
-      if (typeof tool.name !== 'string' || tool.name === '' || /[\u0000-\u001f]/.test(tool.name)) {
-        this.log(`ignoring a tool with an unusable name ${JSON.stringify(tool.name)}`);
+      if (typeof tool.name !== 'string' || !MCP_TOOL_NAME.test(tool.name)) {
+        const shown = JSON.stringify(tool.name) ?? String(tool.name);
+        this.log(`ignoring a tool whose name is not an MCP tool name (${MCP_TOOL_NAME.source}): ${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown}`);
         continue;
       }
       if (seen.has(tool.name)) {
@@ -497,13 +619,17 @@ export class McpConnection implements ToolConnection {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let paused = 0;
     let timedOut = false;
+    /** The call has ended: an elicitation that ends later (resume) or late progress must not arm the clock again. */
+    let done = false;
     const arm = (): void => {
       clearTimeout(timer);
-      if (paused > 0) return;
+      timer = undefined;
+      if (paused > 0 || done) return;
       timer = setTimeout(() => {
         timedOut = true;
         controller.abort(new Error(`${toolId} timed out`));
       }, timeoutMs);
+      timer.unref?.();
     };
     const running: RunningCall = {
       context,
@@ -528,7 +654,9 @@ export class McpConnection implements ToolConnection {
       if (timedOut) throw new Error(`${toolId} sent nothing for ${duration(timeoutMs)} and was stopped`);
       throw await this.failure(error, generation, context.signal, `running ${toolId}`);
     } finally {
+      done = true;
       clearTimeout(timer);
+      timer = undefined;
       context.signal.removeEventListener('abort', onAbort);
       this.running.delete(running);
     }
@@ -555,12 +683,14 @@ export class McpConnection implements ToolConnection {
   // -------------------------------------------------------------------------------------------
   // Elicitation
 
-  private async elicit(params: Record<string, unknown>): Promise<ElicitResult> {
+  private async elicit(params: Record<string, unknown>, signal: AbortSignal): Promise<ElicitResult> {
+    if (signal.aborted) return { action: 'cancel' };
     if (params.mode === 'url') {
       this.log('declined a URL elicitation (not supported)');
       return { action: 'decline' };
     }
-    // The server asks on behalf of a call it is running; the latest call that can ask a person answers.
+    // The server asks on behalf of a call it is running, but the request does not say which: the
+    // latest running call that can ask a person answers (a best guess with several calls at once).
     const running = [...this.running].reverse().find((r) => r.context.elicit !== undefined);
     if (running === undefined) {
       this.log('declined an elicitation: no running call of this connection can ask a person');
@@ -573,11 +703,13 @@ export class McpConnection implements ToolConnection {
     }
     running.pause();
     try {
+      // The signal closes the person's callback when the server stops waiting for the answer.
       const answer = await running.context.elicit!({
         source: { id: this.source.id, name: this.name },
         message: typeof params.message === 'string' ? params.message : '',
         requestedSchema: schema,
-      });
+      }, { signal });
+      if (signal.aborted) return { action: 'cancel' };
       if (answer.action === 'accept') return { action: 'accept', content: acceptedContent(answer.content, schema) };
       return { action: answer.action };
     } catch (error) {

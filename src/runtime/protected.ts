@@ -31,7 +31,34 @@ export function protectedFilesHook(files: readonly string[]): ToolHook {
           if (name && command.includes(name)) return `the command mentions the protected file ${name}: only a person can allow this, once`;
         }
       }
+      // A tool that is not ours may take its paths in any field, nested or not (file_path, edits[].path…),
+      // and resolve them its own way: any string that names a protected file asks.
+      if (tool.kind !== 'builtin' && tool.kind !== 'client') {
+        const named = stringNaming(input, workspaceFolder, protectedPaths);
+        if (named !== undefined) return `${tool.id} names the protected file ${path.relative(workspaceFolder, named) || named}: only a person can allow this, once`;
+      }
       return undefined;
     },
   };
+}
+
+/**
+ * The protected file that a string anywhere in the input names (depth-limited): by its path
+ * relative to the workspace (`.vscode/mcp.json` in `"edit .vscode/mcp.json"`), or resolved as a path.
+ */
+function stringNaming(value: unknown, workspaceFolder: string, protectedPaths: readonly string[], depth = 0): string | undefined {
+  if (typeof value === 'string') {
+    for (const file of protectedPaths) {
+      const relative = path.relative(workspaceFolder, file);
+      const shown = relative.startsWith('..') || path.isAbsolute(relative) ? file : relative.split(path.sep).join('/');
+      if (value.includes(shown) || path.resolve(workspaceFolder, value) === file) return file;
+    }
+    return undefined;
+  }
+  if (depth > 64 || typeof value !== 'object' || value === null) return undefined;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    const hit = stringNaming(item, workspaceFolder, protectedPaths, depth + 1);
+    if (hit !== undefined) return hit;
+  }
+  return undefined;
 }

@@ -337,6 +337,16 @@ export class Session {
   }
 
   /**
+   * Stops the tree's tool sources once no turn of the tree runs: subagents that an ended turn
+   * left running still use them.
+   */
+  async closeToolSourcesWhenDone(): Promise<void> {
+    const root = this.rootSession;
+    while ([...this.tree.sessions.values()].some((s) => s.busy)) await this.tree.nextWake();
+    await root.closeToolSources();
+  }
+
+  /**
    * Stops the tree's tool sources (MCP servers); a failure to stop one does not keep the others
    * running. A later model call of the tree starts them again.
    */
@@ -447,7 +457,15 @@ export class Session {
       }
       let tools: RuntimeTool[];
       try {
-        tools = await this.tree.track(() => connection.tools(turn.abort.signal));
+        try {
+          tools = await this.tree.track(() => connection.tools(turn.abort.signal));
+        } catch (error) {
+          // The server refused the credentials it was given (a 401): ask the person to sign in again, then list once more.
+          if (!(error instanceof Error && error.name === 'McpSignInRequired' && connection.signIn)) throw error;
+          const signedIn = await this.ensureSignedIn(turn, connection.signIn);
+          if (signedIn !== true) throw new Error(signedIn);
+          tools = await this.tree.track(() => connection.tools(turn.abort.signal));
+        }
       } catch (error) {
         this.failedSources.add(source.id);
         this.warn(`the tools of ${source.name} could not be listed: ${error instanceof Error ? error.message : String(error)}`);
@@ -590,14 +608,20 @@ export class Session {
     }
     let content: string;
     let ok = true;
+    const elicitations: CallElicitations = { ids: new Set(), pending: new Set() };
     try {
-      const result = await this.tree.track(() =>
-        tool.run(input, {
-          sessionId: this.id, turnId: turn.id, agent: this.agentName, workspaceFolder: this.tree.workspaceFolder, signal: turn.abort.signal,
-          elicit: (request) => this.elicit(turn, tool, request),
-          ...(this.definition.canSpawn ? { subagents: this.subagentHost } : {}),
-        }),
-      );
+      const result = await this.tree.track(async () => {
+        try {
+          return await tool.run(input, {
+            sessionId: this.id, turnId: turn.id, agent: this.agentName, workspaceFolder: this.tree.workspaceFolder, signal: turn.abort.signal,
+            elicit: (request, options) => this.elicit(turn, tool, request, elicitations, options?.signal),
+            ...(this.definition.canSpawn ? { subagents: this.subagentHost } : {}),
+          });
+        } finally {
+          // A request for input cannot outlive the call that made it: nothing would receive the answer.
+          await this.closeElicitations(elicitations, 'the tool call ended');
+        }
+      });
       content = typeof result === 'string' ? result : (JSON.stringify(result) ?? 'null');
     } catch (error) {
       ok = false;
@@ -615,15 +639,40 @@ export class Session {
    * A running tool asks a person for input: an elicitation callback on this session and turn.
    * While it is open the tree is waiting, not working, so a driver can return Blocked.
    */
-  private async elicit(turn: TurnCore, tool: RuntimeTool, request: ElicitationRequest): Promise<ElicitationResult> {
-    if (turn.state !== 'running') return { action: 'cancel' };
+  private async elicit(
+    turn: TurnCore, tool: RuntimeTool, request: ElicitationRequest, call: CallElicitations, signal: AbortSignal | undefined,
+  ): Promise<ElicitationResult> {
+    if (turn.state !== 'running' || call.closed || signal?.aborted) return { action: 'cancel' };
     const callback = new OpenElicitation(newId('cb'), this.id, turn.id, this.agentName, Date.now(), {
       source: { ...request.source }, message: request.message, requestedSchema: request.requestedSchema, toolId: tool.id,
     });
-    const outcome = await this.waiting(this.openCallback(turn, callback, undefined, 'deny'));
-    if (outcome.kind === 'closed' || outcome.answer.type !== 'elicitation') return { action: 'cancel' };
-    const answer = outcome.answer;
-    return answer.action === 'accept' ? { action: 'accept', content: { ...answer.content } } : { action: answer.action };
+    call.ids.add(callback.id);
+    const opened = this.openCallback(turn, callback, undefined, 'deny');
+    const gaveUp = (): void => {
+      this.tree.callbacks.get(callback.id)?.settle({ kind: 'closed', reason: 'the server stopped waiting for the answer' });
+    };
+    signal?.addEventListener('abort', gaveUp, { once: true });
+    const waited = this.waiting(opened);
+    call.pending.add(waited);
+    try {
+      const outcome = await waited;
+      if (outcome.kind === 'closed' || outcome.answer.type !== 'elicitation') return { action: 'cancel' };
+      const answer = outcome.answer;
+      return answer.action === 'accept' ? { action: 'accept', content: { ...answer.content } } : { action: answer.action };
+    } finally {
+      signal?.removeEventListener('abort', gaveUp);
+      call.pending.delete(waited);
+    }
+  }
+
+  private async closeElicitations(call: CallElicitations, reason: string): Promise<void> {
+    call.closed = true;
+    for (const id of call.ids) {
+      const record = this.tree.callbacks.get(id);
+      if (record?.open) record.settle({ kind: 'closed', reason });
+    }
+    // Their waits end before the call's own tracking does, so the tree's count of work in flight stays right.
+    await Promise.allSettled([...call.pending]);
   }
 
   /** true when connected; otherwise the message for the model. */
@@ -857,6 +906,13 @@ export class Session {
 /** "The same call": the same tool id and the same input, as canonical JSON. */
 function sessionKey(toolId: string, input: unknown): string {
   return `${toolId}\u0000${canonicalJson(input)}`;
+}
+
+/** The requests for input one tool call made, so they can be closed when it ends. */
+interface CallElicitations {
+  ids: Set<string>;
+  pending: Set<Promise<unknown>>;
+  closed?: boolean;
 }
 
 const ELICITATION_OUTCOME = { accept: 'accepted', decline: 'declined', cancel: 'cancelled' } as const;

@@ -170,8 +170,8 @@ export class SessionHost {
       let state: TurnState = await hosted.session.run(prompt);
       while (state.type === 'blocked') state = await hosted.session.turn(state.turnId).result({ after: state });
       this.finish(hosted, state);
-      // A hosted session runs one prompt: its MCP servers stop when it ends.
-      await hosted.session.closeToolSources();
+      // A hosted session runs one prompt: its MCP servers stop when it and every subagent it left running are done.
+      void hosted.session.closeToolSourcesWhenDone();
     } catch (error) {
       if (hosted.state === 'running') {
         hosted.state = 'failed';

@@ -16,9 +16,10 @@ export interface ToolRunContext {
   /**
    * Asks a person for structured input while this call runs (an MCP server's elicitation):
    * opens an elicitation callback on the calling session and turn, and resolves with the answer.
-   * A closed callback (turn ended, session cancelled) resolves as `cancel`.
+   * A closed callback (turn ended, session cancelled, the call ended) resolves as `cancel`;
+   * so does one whose `signal` aborts (the server gave up waiting).
    */
-  elicit?(request: ElicitationRequest): Promise<ElicitationResult>;
+  elicit?(request: ElicitationRequest, options?: { signal?: AbortSignal }): Promise<ElicitationResult>;
 }
 
 /** What a tool source asks a person for (MCP's form-mode elicitation). */

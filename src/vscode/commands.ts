@@ -2,13 +2,13 @@
 import * as vscode from 'vscode';
 import { SignInAnswer, type OpenApproval, type OpenCallback, type OpenElicitation, type OpenSignIn } from '../runtime/answers.js';
 import type { HostedSession, SessionHost } from '../runtime/sessionHost.js';
-import { AGENTS_FILE, loadWorkspaceAgents, type ModelFactory } from '../runtime/workspaceAgents.js';
+import { AGENTS_FILE, loadWorkspaceAgents } from '../runtime/workspaceAgents.js';
 import { ALREADY_ANSWERED, answerCallback, answerFor, CHOICE_LABELS, type Choice } from './answering.js';
 import type { TreeNode } from './callbacksTree.js';
 import { CALLBACK_ICONS, callbackLabel, callbackSummary, describeAsker, describeRule, formatAge } from './describe.js';
 import { answerElicitation } from './elicitation.js';
 import type { Log } from './log.js';
-import type { WorkspaceMcpServers } from './mcpServers.js';
+import type { SessionDeps } from './sessionDeps.js';
 import type { PolicyService } from './policyService.js';
 import { Transcripts } from './transcripts.js';
 
@@ -17,9 +17,8 @@ export interface CommandContext {
   policy: PolicyService;
   log: Log;
   workspaceFolder: string;
-  /** Makes the model an agent names (scripted, OpenAI-compatible, VS Code language models). */
-  models: ModelFactory;
-  mcp: WorkspaceMcpServers;
+  /** The model providers and MCP servers, loaded at the first session (they are most of the bundle). */
+  sessionDeps: () => Promise<SessionDeps>;
   /** Readies what deciding needs (the shell parser) before the first session. */
   ready: () => Promise<void>;
 }
@@ -59,9 +58,10 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
 }
 
 async function startSession(ctx: CommandContext): Promise<void> {
-  const { sources } = await ctx.mcp.sources();
+  const { models, mcp } = await ctx.sessionDeps();
+  const { sources } = await mcp.sources();
   const defaultModel = vscode.workspace.getConfiguration('agentPolicy').get<string>('model.default', 'scripted:default');
-  const loaded = loadWorkspaceAgents({ workspaceFolder: ctx.workspaceFolder, models: ctx.models, toolSources: sources, defaultModel });
+  const loaded = loadWorkspaceAgents({ workspaceFolder: ctx.workspaceFolder, models, toolSources: sources, defaultModel });
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
   if (errors.length > 0) {
     const open = 'Open Agents File';
@@ -203,7 +203,7 @@ async function signIn(ctx: CommandContext, callbackId: string | undefined): Prom
   if (!picks) return;
   // An MCP server is signed in to by giving the inputs its configuration needs (a token): escaped, nothing is answered.
   for (const p of picks) {
-    if (p.id.startsWith('mcp.') && !(await ctx.mcp.signIn(p.id))) return;
+    if (p.id.startsWith('mcp.') && !(await (await ctx.sessionDeps()).mcp.signIn(p.id))) return;
   }
   const connected = picks.map((p) => p.id);
   const denied = callback.sources.map((s) => s.id).filter((id) => !connected.includes(id));

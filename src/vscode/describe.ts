@@ -19,7 +19,10 @@ export function callbackLabel(c: OpenCallback): string {
   return `Sign in: ${c.sources.map((s) => s.name).join(', ')}`;
 }
 
-/** Server and agent text can carry markdown links, which notifications render: break them so they show as text. */
+/**
+ * Server and agent text can carry markdown links (`command:` links included), which
+ * notifications render: break them so they show as text.
+ */
 export function defang(text: string): string {
   return text.replace(/\]\(/g, '] (');
 }
@@ -53,9 +56,10 @@ export function formatAge(ms: number): string {
 
 /** The notification text for one ask. */
 export function askMessage(hosted: HostedSession, c: OpenCallback): string {
-  if (c.type === 'sign-in') return `Agent Policy: ${describeAsker(hosted, c)} needs a sign-in to ${callbackSummary(c)}.`;
+  // Every part may come from a server, an agent or a workspace file (tool ids, inputs, reasons): the whole text is defanged.
+  if (c.type === 'sign-in') return defang(`Agent Policy: ${describeAsker(hosted, c)} needs a sign-in to ${callbackSummary(c)}.`);
   if (c.type === 'elicitation') {
-    return `Agent Policy: the MCP server ${c.request.source.name} asks for input${c.request.toolId ? ` (${describeAsker(hosted, c)} is running ${c.request.toolId})` : ''}: "${callbackSummary(c)}"`;
+    return defang(`Agent Policy: the MCP server ${c.request.source.name} asks for input${c.request.toolId ? ` (${describeAsker(hosted, c)} is running ${c.request.toolId})` : ''}: "${callbackSummary(c)}"`);
   }
-  return `Agent Policy: ${describeAsker(hosted, c)} wants to run ${c.request.tool.id}: ${defang(callbackSummary(c))} — asked by ${describeRule(c)}.`;
+  return defang(`Agent Policy: ${describeAsker(hosted, c)} wants to run ${c.request.tool.id}: ${callbackSummary(c)} — asked by ${describeRule(c)}.`);
 }

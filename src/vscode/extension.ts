@@ -8,8 +8,7 @@ import { SessionHost } from '../runtime/sessionHost.js';
 import { CallbacksTree } from './callbacksTree.js';
 import { registerCommands } from './commands.js';
 import { Log } from './log.js';
-import { WorkspaceMcpServers } from './mcpServers.js';
-import { registerModelCommands, workspaceModelFactory } from './models.js';
+import type { SessionDeps } from './sessionDeps.js';
 import { Notifications } from './notifications.js';
 import { PolicyService } from './policyService.js';
 import { StatusBar } from './statusBar.js';
@@ -60,6 +59,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentP
     const explanations = new Explanations();
     let shellReady: Promise<void> | undefined;
     const ready = (): Promise<void> => (shellReady ??= initShellParser({ wasmDir: path.join(context.extensionPath, 'dist') }));
+    // Dynamic imports: esbuild evaluates these modules (the openai client, the MCP SDK) on first use, not at activation.
+    let deps: Promise<SessionDeps> | undefined;
+    const sessionDeps = (): Promise<SessionDeps> => (deps ??= import('./sessionDeps.js').then((m) => m.createSessionDeps(context, log, workspaceFolder)));
     context.subscriptions.push(
       policy,
       tree,
@@ -69,12 +71,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentP
       new vscode.Disposable(host.onDidChange(updateContext).dispose),
       policy.onDidChange(updateContext),
       { dispose: () => audit.close() },
-      ...registerCommands({
-        host, policy, log, workspaceFolder, ready,
-        models: workspaceModelFactory({ secrets: context.secrets, log: (line) => log.info(line) }),
-        mcp: new WorkspaceMcpServers(workspaceFolder, context.secrets, log),
-      }),
-      ...registerModelCommands(context),
+      ...registerCommands({ host, policy, log, workspaceFolder, ready, sessionDeps }),
+      vscode.commands.registerCommand('agentPolicy.setApiKey', async () => (await import('./models.js')).setApiKey(context.secrets)),
+      vscode.commands.registerCommand('agentPolicy.selectLanguageModel', async () => (await import('./models.js')).selectLanguageModel()),
       new PolicyDiagnostics(policy),
       new PolicyStatus(policy),
       vscode.workspace.registerTextDocumentContentProvider(EXPLAIN_SCHEME, explanations),

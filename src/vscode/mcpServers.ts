@@ -1,44 +1,78 @@
 // The workspace's MCP servers (.vscode/mcp.json) as tool sources for the sessions this window
-// starts, and the values of their `${input:…}` variables, kept in SecretStorage per workspace.
+// starts. Starting a server runs a command (or calls a URL) the workspace chose, which no policy
+// rule judges: it needs a trusted workspace and a person's yes, asked again when its
+// configuration changes. The values of a server's `${input:…}` variables are kept in
+// SecretStorage per workspace, server and destination, so a token typed for one server is never
+// handed to another (or to the same name pointed elsewhere).
 import * as vscode from 'vscode';
-import { loadMcpConfig, type McpConfig, type McpInputs } from '../mcp/mcpConfig.js';
-import { mcpToolSources, type McpToolSource } from '../mcp/mcpSource.js';
+import { loadMcpConfig, type McpConfig, type McpInputs, type McpServerConfig } from '../mcp/mcpConfig.js';
+import { describeServerLaunch, McpToolSource, serverFingerprint } from '../mcp/mcpSource.js';
 import type { Log } from './log.js';
+
+const CONSENT_KEY = 'agentPolicy.mcpServersAllowed';
 
 export class WorkspaceMcpServers {
   /** The sources made for the latest session start, to find a server's inputs at sign-in. */
   private latest: McpToolSource[] = [];
-  readonly inputs: McpInputs;
 
   constructor(
     private readonly workspaceFolder: string,
     private readonly secrets: vscode.SecretStorage,
+    private readonly workspaceState: vscode.Memento,
     private readonly log: Log,
-  ) {
-    this.inputs = { get: (id) => Promise.resolve(secrets.get(this.secretKey(id))) };
+  ) {}
+
+  /** One key per workspace, server, destination and input. */
+  private secretKey(server: McpServerConfig, inputId: string): string {
+    return `agentPolicy.mcpInput:${this.workspaceFolder}:${server.name}:${destinationOf(server)}:${inputId}`;
   }
 
-  /** One key per workspace and input: a token typed for one workspace's server is not handed to another's. */
-  private secretKey(inputId: string): string {
-    return `agentPolicy.mcpInput:${this.workspaceFolder}:${inputId}`;
+  private inputsFor(server: McpServerConfig): McpInputs {
+    return { get: (id) => Promise.resolve(this.secrets.get(this.secretKey(server, id))) };
   }
 
-  /** Reads mcp.json afresh (servers start only when an agent that names them runs). */
+  /** Reads mcp.json afresh (servers start only when an agent that names them runs, and only once allowed). */
   async sources(): Promise<{ sources: McpToolSource[]; config: McpConfig }> {
     const config = await loadMcpConfig(this.workspaceFolder);
     for (const d of config.diagnostics) this.log.warn(`${config.file}: ${d.message}`);
-    this.latest = mcpToolSources(config, {
+    this.latest = config.servers.map((server) => new McpToolSource(server, {
       workspaceFolder: this.workspaceFolder,
-      inputs: this.inputs,
+      inputs: this.inputsFor(server),
+      inputDeclarations: config.inputs,
       clientInfo: { name: 'agent-policy-vscode', version: '0.1.0' },
       log: (line) => this.log.info(line),
-    });
+      confirmStart: (s) => this.confirmStart(s),
+    }));
     return { sources: this.latest, config };
   }
 
+  /** Asks once per configuration (as written) whether the server may start; untrusted workspaces never start one. */
+  private async confirmStart(server: McpServerConfig): Promise<boolean> {
+    const launch = describeServerLaunch(server);
+    if (!vscode.workspace.isTrusted) {
+      this.log.warn(`the MCP server ${server.name} was not started: the workspace is not trusted (${launch})`);
+      return false;
+    }
+    const fingerprint = serverFingerprint(server);
+    const allowed = this.workspaceState.get<string[]>(CONSENT_KEY, []);
+    if (allowed.includes(fingerprint)) return true;
+    const start = 'Start Server';
+    const picked = await vscode.window.showWarningMessage(
+      `Agent Policy: start the MCP server "${server.name}" from .vscode/mcp.json?`,
+      { modal: true, detail: `${server.type === 'stdio' ? 'It runs' : 'It connects to'}: ${launch}\n\nThe agent's calls to its tools are judged by the policy; starting it is not. You are asked again if its configuration changes.` },
+      start,
+    );
+    if (picked !== start) {
+      this.log.warn(`the MCP server ${server.name} was not started: the person did not allow it`);
+      return false;
+    }
+    await this.workspaceState.update(CONSENT_KEY, [...allowed, fingerprint]);
+    return true;
+  }
+
   /**
-   * Signs in to a server by asking for the inputs its configuration uses (tokens and the like)
-   * and storing them. False when the person escaped: nothing is stored then.
+   * Signs in to a server by asking for the inputs its configuration uses (tokens and the like),
+   * naming where they go, and storing them. False when the person escaped: nothing is stored then.
    */
   async signIn(sourceId: string): Promise<boolean> {
     const source = this.latest.find((s) => s.id === sourceId);
@@ -47,15 +81,21 @@ export class WorkspaceMcpServers {
     for (const input of source.inputs) {
       const value = await vscode.window.showInputBox({
         title: `Agent Policy: sign in to the MCP server ${source.name}`,
-        prompt: input.description,
-        password: input.password,
+        prompt: `${input.description} — sent only to ${destinationOf(source.server)}`,
+        // Always masked: whether an input is secret is the workspace's word.
+        password: true,
         ignoreFocusOut: true,
       });
       if (value === undefined) return false;
       values.push([input.id, value]);
     }
-    for (const [id, value] of values) await this.secrets.store(this.secretKey(id), value);
+    for (const [id, value] of values) await this.secrets.store(this.secretKey(source.server, id), value);
     this.log.info(`stored ${values.length} input(s) for the MCP server ${source.name}`);
     return true;
   }
+}
+
+/** Where a server's inputs go: its URL, or the command it runs (as written, variables unresolved). */
+function destinationOf(server: McpServerConfig): string {
+  return server.type === 'stdio' ? [server.command, ...server.args].join(' ') : server.url;
 }

@@ -52,14 +52,8 @@ export function configuredBaseUrl(): ResolvedBaseUrl {
   return resolveBaseUrl(values, vscode.workspace.isTrusted, DEFAULT_OPENAI_COMPATIBLE_BASE_URL);
 }
 
-export function registerModelCommands(context: vscode.ExtensionContext): vscode.Disposable[] {
-  return [
-    vscode.commands.registerCommand('agentPolicy.setApiKey', () => setApiKey(context.secrets)),
-    vscode.commands.registerCommand('agentPolicy.selectLanguageModel', () => selectLanguageModel()),
-  ];
-}
-
-async function setApiKey(secrets: vscode.SecretStorage): Promise<void> {
+/** The command Agent Policy: Set API Key (registered in extension.ts, which loads this module on first use). */
+export async function setApiKey(secrets: vscode.SecretStorage): Promise<void> {
   const endpoint = configuredBaseUrl();
   let origin: string;
   try {
@@ -103,7 +97,8 @@ interface ModelPick extends vscode.QuickPickItem {
   reference?: string;
 }
 
-async function selectLanguageModel(): Promise<void> {
+/** The command Agent Policy: Select Language Model. */
+export async function selectLanguageModel(): Promise<void> {
   const models = await vscode.lm.selectChatModels();
   if (models.length === 0) {
     void vscode.window.showInformationMessage('Agent Policy: no language model is available in VS Code. Install and sign in to an extension that provides language models (GitHub Copilot Chat, for one), or use openai-compatible:<model> with an API key.');

@@ -98,6 +98,15 @@ describe('agentpolicy run', () => {
       assert.equal(fs.existsSync(path.join(workspace, 'NOTES.md')), false);
     });
 
+    it('--untrusted never starts a server of .vscode/mcp.json: the agent runs without its tools', async () => {
+      const r = await cli(['run', '--agent', 'librarian', '--prompt', 'update the notes', '--untrusted', '--answer', 'allow'], workspace);
+      const text = [...r.out, ...r.err].join('\n');
+      assert.match(text, /the MCP server files was not started: --untrusted/);
+      assert.doesNotMatch(text, /mcp files: starting/);
+      assert.match(text, /there is no tool named/);
+      assert.equal(fs.existsSync(path.join(workspace, 'NOTES.md')), false);
+    });
+
     it('--answer allow: the server writes NOTES.md; --answer deny: the call never reaches it', async () => {
       const denied = await cli(['run', '--agent', 'librarian', '--prompt', 'update the notes', '--answer', 'deny'], workspace);
       assert.equal(denied.code, 0, denied.out.join('\n'));

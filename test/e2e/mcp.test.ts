@@ -15,6 +15,17 @@ const LIBRARIAN_WRITE = /librarian wants to run mcp\.files\.write_file/;
 describe('MCP servers in VS Code (e2e)', function () {
   const { open } = useVsCode();
 
+  /** The modal that asks before a server of mcp.json starts: it names the server and what it runs. */
+  async function allowServerStart(v: VsCode, name: string, runs: RegExp): Promise<void> {
+    const dialog = v.page.locator('.monaco-dialog-box').filter({ hasText: `start the MCP server "${name}"` });
+    await dialog.waitFor({ state: 'visible', timeout: 120_000 }).catch(async () => {
+      throw await v.failure(`no dialog asked to start the MCP server ${name}`);
+    });
+    assert.match(await textOf(dialog), runs, 'the dialog says what the server runs');
+    await v.screenshot(`mcp-start-${name}`);
+    await dialog.getByRole('button', { name: 'Start Server' }).click();
+  }
+
   async function transcriptText(v: VsCode, want: RegExp): Promise<string> {
     return v.waitFor(`a transcript matching ${want}`, async () => {
       await v.runCommand('Agent Policy: Show Session Transcript');
@@ -28,6 +39,7 @@ describe('MCP servers in VS Code (e2e)', function () {
     const v = await open('mcp-librarian');
     await activated(v);
     await startSession(v, 'librarian', 'update the notes');
+    await allowServerStart(v, 'files', /server-filesystem/);
 
     const toast = await v.notification(LIBRARIAN_WRITE, 120_000);
     const text = await textOf(toast);
@@ -49,6 +61,7 @@ describe('MCP servers in VS Code (e2e)', function () {
     const v = await open('mcp-elicitation', { prepare: addEverythingAgent });
     await activated(v);
     await startSession(v, 'tester', 'ask me');
+    await allowServerStart(v, 'everything', /server-everything/);
     // The call itself asks first (the policy's default), then the server asks for input.
     await v.clickNotificationButton(/tester wants to run mcp\.everything\.trigger-elicitation-request/, 'Allow', 120_000);
     const ask = /the MCP server everything asks for input/;
@@ -108,6 +121,7 @@ describe('MCP servers in VS Code (e2e)', function () {
       await v.waitFor('the token prompt', async () => /sign in to the MCP server web/.test(await v.quickPickTitle()) || undefined);
       assert.equal(await v.page.locator('.quick-input-widget input').getAttribute('type'), 'password', 'the token is typed into a password box');
       await v.typeInQuickInput('s3cret-token');
+      await allowServerStart(v, 'web', /It connects to: http:\/\/127\.0\.0\.1/);
 
       await v.clickNotificationButton(/webber wants to run mcp\.web\.echo/, 'Allow', 60_000);
       const t = await transcriptText(v, /completed:/);

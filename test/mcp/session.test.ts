@@ -277,6 +277,45 @@ describe('MCP tool sources in agent sessions', function () {
     });
   });
 
+  describe('an elicitation the server gives up on', () => {
+    it('closes the callback when the server stops waiting; the model is told, and the turn goes on', async () => {
+      const source = new McpToolSource(nodeServer('box', path.join(FIXTURES, 'toolbox.ts'), [dir]), { workspaceFolder: dir });
+      sources.push(source);
+      const session = await start(source, [
+        { call: 'box_ask_briefly', input: { ms: 1500, linger: 3000 }, as: 'r' },
+        { call: 'box_wipe', input: { what: 'disk' }, as: 'w' },
+        { say: '{{r}}|{{w}}' },
+      ], [PermissionRule({ tools: ['mcp.box.ask_briefly'], decision: 'allow' })]);
+      const state = await session.run('go');
+      const cb = onlyCallback(state);
+      assert.ok(cb instanceof OpenElicitation, `expected an elicitation, got ${cb.type}`);
+      assert.equal(cb.request.toolId, 'mcp.box.ask_briefly');
+      assert.equal(cb.request.message, 'Quick, your name?');
+
+      // The server's own request timeout (1.5 s) sends notifications/cancelled: the callback closes
+      // without an answer, while the call still runs (the server lingers 3 s before it fails).
+      await waitFor('the elicitation to close', () => !session.openCallbacks().some((c) => c.id === cb.id), 10_000);
+      assert.deepEqual((await eventsOf(session)).filter((e) => e.type === 'tool-result'), [], 'the call is still running');
+      const turn = session.turn(state.turnId);
+      assert.ok((await turn.answer(cb.id, new ElicitationAnswer({ action: 'accept', content: { name: 'too late' } }))) instanceof AlreadySettled);
+
+      // The turn went on to the next call, which asks: Blocked on that approval, not a hang.
+      const next = await turn.result({ after: blocked(state) });
+      const approval = onlyCallback(next);
+      assert.ok(approval instanceof OpenApproval);
+      assert.equal(approval.request.tool.id, 'mcp.box.wipe');
+      await turn.answer(approval.id, new DenyApproval({ reason: 'no' }));
+      const text = completedText(await turn.result({ after: blocked(next) }));
+      // The model is told the question went unanswered.
+      assert.match(text, /^\{"error":"MCP error -32001: Request timed out"\}\|/);
+      assert.match(text, /denied: no/);
+      const events = await eventsOf(session);
+      const result = events.find((e) => e.type === 'tool-result' && e.toolId === 'mcp.box.ask_briefly');
+      assert.ok(result?.type === 'tool-result' && !result.ok && /timed out/.test(result.content), JSON.stringify(result));
+      assert.deepEqual(session.openCallbacks(), []);
+    });
+  });
+
   describe('sign-in before listing', () => {
     it('opens an OpenSignIn for a server whose inputs are missing; once the token is stored and said connected, its tools run', async () => {
       fixture = await startHttpFixture({ token: 'open-sesame' });

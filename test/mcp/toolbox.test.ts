@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { McpServerConfig } from '../../src/mcp/mcpConfig.js';
-import { flatSchema, McpToolSource, modelFacingName, untrustedAnnotations, type McpSourceOptions } from '../../src/mcp/mcpSource.js';
-import type { ElicitationRequest, ElicitationResult } from '../../src/runtime/tools.js';
+import { flatSchema, MCP_TOOL_NAME, McpToolSource, modelFacingName, untrustedAnnotations, type McpSourceOptions } from '../../src/mcp/mcpSource.js';
+import type { ElicitationRequest, ElicitationResult, RuntimeTool } from '../../src/runtime/tools.js';
 import { byId, call, closeAll, context, FIXTURES, isAlive, nodeServer, pidOf, tempDir, waitFor } from './helpers.js';
 
 const TOOLBOX = path.join(FIXTURES, 'toolbox.ts');
@@ -46,6 +46,20 @@ describe('MCP tool source against fixture servers', function () {
     for (const t of tools) assert.match(t.name, /^[A-Za-z0-9_-]{1,64}$/);
     assert.equal(new Set(tools.map((t) => t.name)).size, tools.length);
     assert.equal(await call(byId(tools, 'mcp.box.do.thing/now'), {}, context(dir)), 'ran do.thing/now');
+  });
+
+  it('leaves out tools whose names are not MCP tool names (markup, spaces, over 128 characters), with a log line', async () => {
+    const tools = await open().tools(new AbortController().signal);
+    const ids = tools.map((t) => t.id);
+    for (const bad of ['[Open](command:x)', 'two words', `y${'y'.repeat(128)}`]) {
+      assert.ok(!ids.includes(`mcp.box.${bad}`), bad);
+      assert.ok(!tools.some((t) => t.name.includes('Open') || t.name.includes('two_words')));
+      assert.ok(log.some((l) => l.startsWith('mcp box: ignoring a tool whose name is not an MCP tool name') && l.includes(JSON.stringify(bad).slice(0, 150))), bad);
+    }
+    // 128 characters, `.` and `/` are fine.
+    assert.ok(ids.includes(`mcp.box.${'z'.repeat(128)}`));
+    assert.ok(ids.includes('mcp.box.do.thing/now'));
+    assert.ok(MCP_TOOL_NAME.test('a-b_c.d/e') && !MCP_TOOL_NAME.test('') && !MCP_TOOL_NAME.test('a\nb') && !MCP_TOOL_NAME.test('ü'));
   });
 
   it('takes hints as the server states them: booleans only, missing ones missing, title as display text', async () => {
@@ -181,6 +195,53 @@ describe('MCP tool source against fixture servers', function () {
       assert.equal(newer.requests.length, 1);
       assert.equal(older.requests.length, 0);
       assert.equal(await slow, 'slept 200');
+    });
+
+    it('hands the request\'s signal to elicit: it aborts when the server gives up, and a late answer arms no call timer', async () => {
+      // A call timeout no other timer uses, to find this call's timers among all.
+      const TIMEOUT = 123_457;
+      const armed: Array<{ handle: unknown; cleared: boolean; after: boolean }> = [];
+      const realSet = globalThis.setTimeout;
+      const realClear = globalThis.clearTimeout;
+      let callEnded = false;
+      globalThis.setTimeout = ((fn: () => void, ms?: number) => {
+        const handle = realSet(fn, ms);
+        if (ms === TIMEOUT) armed.push({ handle, cleared: false, after: callEnded });
+        return handle;
+      }) as typeof setTimeout;
+      globalThis.clearTimeout = ((handle: Parameters<typeof clearTimeout>[0]) => {
+        for (const a of armed) if (a.handle === handle) a.cleared = true;
+        realClear(handle);
+      }) as typeof clearTimeout;
+      let tools: RuntimeTool[];
+      try {
+        tools = await open(undefined, { callTimeoutMs: TIMEOUT }).tools(new AbortController().signal);
+        let signal: AbortSignal | undefined;
+        let late!: () => void;
+        const answered = new Promise<void>((resolve) => (late = resolve));
+        // A person who answers only after the call is over, and does not watch the signal.
+        const slowPerson = async (_request: ElicitationRequest, options?: { signal?: AbortSignal }): Promise<ElicitationResult> => {
+          signal = options?.signal;
+          await new Promise((resolve) => realSet(resolve, 600));
+          late();
+          return { action: 'accept', content: { name: 'too late' } };
+        };
+        await assert.rejects(call(byId(tools, 'mcp.box.ask_briefly'), { ms: 200 }, context(dir, { elicit: slowPerson })), /timed out/i);
+        callEnded = true;
+        assert.ok(signal, 'elicit got a signal');
+        // (The server's cancellation and the call's result arrive together; their handlers run in either order.)
+        await waitFor('the signal to abort when the server gave up', () => signal!.aborted, 500);
+        await answered;
+        await new Promise((resolve) => setImmediate(resolve));
+        assert.ok(armed.length > 0);
+        assert.deepEqual(armed.filter((a) => a.after), [], 'nothing armed after the call ended');
+        assert.deepEqual(armed.filter((a) => !a.cleared), [], 'every timer of the call cleared');
+      } finally {
+        globalThis.setTimeout = realSet;
+        globalThis.clearTimeout = realClear;
+      }
+      // The connection is still usable.
+      assert.equal(await call(byId(tools, 'mcp.box.slow'), { ms: 1 }, context(dir)), 'slept 1');
     });
 
     it('a failing elicit answers cancel', async () => {

@@ -497,6 +497,9 @@ describe('providerModelFactory', () => {
     assert.equal(openAICompatibleFromEnv({ OPENAI_API_KEY: 'b' }).apiKey, 'b');
     assert.equal(openAICompatibleFromEnv({}).apiKey, undefined);
     assert.equal(openAICompatibleFromEnv({}).baseURL, undefined);
+    // A key meant for OpenAI is never handed to another server.
+    assert.equal(openAICompatibleFromEnv({ AGENTPOLICY_BASE_URL: 'https://api.mistral.ai/v1', OPENAI_API_KEY: 'b' }).apiKey, undefined);
+    assert.equal(openAICompatibleFromEnv({ AGENTPOLICY_BASE_URL: 'https://api.openai.com/v1', OPENAI_API_KEY: 'b' }).apiKey, 'b');
   });
 });
 

@@ -6,12 +6,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import {
-  Agent, AlreadySettled, Answered, Builtins, ElicitationAnswer, KeepCallbackOpen, MemoryAuditLog, OpenElicitation, PermissionPolicy,
+  Agent, AllowApproval, AlreadySettled, Answered, Builtins, ElicitationAnswer, KeepCallbackOpen, MemoryAuditLog, OpenElicitation, PermissionPolicy,
   PermissionRule, ScriptedModel, SdkError, SignInAnswer, Subagent,
   type ElicitationRequest, type RuntimeTool, type Session, type ToolConnection, type ToolRunContext, type ToolSource,
 } from '../../src/runtime.js';
 import { formFields, readField, type FormField } from '../../src/runtime/elicitationForm.js';
 import { loadWorkspaceAgents } from '../../src/runtime/workspaceAgents.js';
+import { protectedFilesHook } from '../../src/runtime/protected.js';
 
 const FORM: ElicitationRequest['requestedSchema'] = {
   type: 'object',
@@ -26,7 +27,12 @@ class FakeSource implements ToolSource {
   lists = 0;
   closes = 0;
   failListing = false;
+  /** The next listing answers as a server that refuses the credentials (a 401). */
+  refuseCredentials = false;
   connected = true;
+  wasConnected = false;
+  /** Resolves when the `slow` tool is running; the call ends when `finishSlow` is resolved. */
+  finishSlow?: () => void;
   lastElicit: unknown;
   constructor(readonly id: string, private readonly withSignIn = false) {
     this.name = id.slice('mcp.'.length);
@@ -35,15 +41,34 @@ class FakeSource implements ToolSource {
     this.connects++;
     const source = this;
     return {
-      ...(this.withSignIn ? { signIn: { source: 'mcp' as const, id: this.id, name: this.name, isConnected: () => source.connected } } : {}),
+      ...(this.withSignIn ? { signIn: { source: 'mcp' as const, id: this.id, name: this.name, isConnected: () => source.connected, wasConnected: () => source.wasConnected } } : {}),
       async tools() {
         source.lists++;
         if (source.failListing) throw new Error('spawn ENOENT');
+        if (source.refuseCredentials) {
+          source.refuseCredentials = false;
+          source.connected = false;
+          source.wasConnected = true;
+          throw Object.assign(new Error(`${source.name} needs a sign-in`), { name: 'McpSignInRequired' });
+        }
         return [source.tool('echo', { readOnlyHint: true }, async (input) => `echo ${JSON.stringify(input)}`),
           source.tool('ask', {}, async (_input, ctx) => {
             source.lastElicit = await ctx.elicit!({ source: { id: source.id, name: source.name }, message: 'What is your name?', requestedSchema: FORM });
             return JSON.stringify(source.lastElicit);
-          })];
+          }),
+          // Asks, but gives up when `giveUp` aborts (a server's own timeout), or returns without waiting for the answer.
+          source.tool('impatient', {}, async (input, ctx) => {
+            const giveUp = new AbortController();
+            const asked = ctx.elicit!({ source: { id: source.id, name: source.name }, message: 'Quick?', requestedSchema: FORM }, { signal: giveUp.signal });
+            void asked.then((r) => (source.lastElicit = r));
+            await new Promise<void>((resolve) => (source.finishSlow = resolve));
+            if ((input as { abort?: boolean }).abort) {
+              giveUp.abort();
+              return `gave up: ${JSON.stringify(await asked)}`;
+            }
+            return 'returned without the answer';
+          }),
+          source.tool('write', {}, async () => 'written')];
       },
       async close() {
         source.closes++;
@@ -316,5 +341,111 @@ describe('MCP servers named in the agents file', () => {
     const loaded = loadWorkspaceAgents({ workspaceFolder: dir, toolSources: [new FakeSource('mcp.one'), new FakeSource('mcp.two')] });
     assert.equal(loaded.diagnostics.length, 1);
     assert.match(loaded.diagnostics[0]!.message, /no MCP server "three" is declared in \.vscode\/mcp\.json \(servers: one, two\)/);
+  });
+});
+
+describe('review fixes: requests for input that outlive their call, 401 at listing, servers and subagents', () => {
+  async function blockedOn(session: Session): Promise<OpenElicitation> {
+    const cb = await openElicitation(session);
+    assert.equal(cb.request.message, 'Quick?');
+    return cb;
+  }
+
+  it('a request still open when its call ends is closed as cancel; the answer goes nowhere and the turn goes on', async () => {
+    const source = new FakeSource('mcp.fake');
+    const session = await agentWith(source, [{ call: 'fake_impatient', input: {}, as: 'r' }, { say: '{{r}}' }], allowAll).startSession();
+    const cb = await blockedOn(session);
+    source.finishSlow!();
+    const done = await session.turn(cb.turnId).result();
+    assert.equal(done.type === 'completed' && done.text, 'returned without the answer');
+    assert.deepEqual(session.openCallbacks(), []);
+    assert.ok((await session.turn(cb.turnId).answer(cb.id, new ElicitationAnswer({ action: 'decline' }))) instanceof AlreadySettled);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(source.lastElicit, { action: 'cancel' });
+    await session.cancel();
+  });
+
+  it('a server that stops waiting (its signal aborts) closes the request; result() does not hang', async () => {
+    const source = new FakeSource('mcp.fake');
+    const policy = new PermissionPolicy({ default: 'ask', rules: [PermissionRule({ tools: ['mcp.fake.impatient'], decision: 'allow' })] });
+    const session = await agentWith(source, [{ call: 'fake_impatient', input: { abort: true }, as: 'r' }, { call: 'fake_write', input: {} }, { say: '{{r}}' }], policy).startSession();
+    const cb = await blockedOn(session);
+    source.finishSlow!();
+    // The next call (fake_write, no hints) asks: the driver must return Blocked on it, not wait on the dead request.
+    const next = await session.turn(cb.turnId).result({ after: undefined });
+    assert.equal(next.type, 'blocked');
+    assert.deepEqual(next.type === 'blocked' && next.callbacks.map((c) => c.type), ['approval']);
+    assert.ok((await session.turn(cb.turnId).answer(cb.id, new ElicitationAnswer({ action: 'decline' }))) instanceof AlreadySettled);
+    await session.cancel();
+  });
+
+  it('a 401 at listing raises an OpenSignIn (reconnect); once signed in, the tools are listed', async () => {
+    const source = new FakeSource('mcp.fake', true);
+    source.refuseCredentials = true;
+    const session = await agentWith(source, [{ call: 'fake_echo', input: { a: 1 }, as: 'r' }, { say: '{{r}}' }]).startSession();
+    const state = await session.run('go');
+    assert.equal(state.type, 'blocked');
+    const cb = state.type === 'blocked' ? state.callbacks[0] : undefined;
+    assert.equal(cb?.type, 'sign-in');
+    assert.deepEqual(cb?.type === 'sign-in' && cb.sources.map((s) => [s.id, s.mode]), [['mcp.fake', 'reconnect']]);
+    source.connected = true;
+    await session.turn(state.turnId).answer(cb!.id, new SignInAnswer({ connected: ['mcp.fake'] }));
+    const done = await session.turn(state.turnId).result();
+    assert.equal(done.type === 'completed' && done.text, 'echo {"a":1}');
+    assert.equal(source.lists, 2);
+    await session.cancel();
+  });
+
+  it('closeToolSourcesWhenDone waits for subagents an ended root turn left running', async () => {
+    const source = new FakeSource('mcp.fake');
+    const helper = new Subagent({ name: 'helper', toolSources: [source] });
+    const model = new ScriptedModel({ agents: {
+      main: [{ spawn: 'helper', task: 't' }, { say: 'left it running' }],
+      helper: [{ call: 'fake_write', input: {} }, { say: 'helped' }],
+    } } as never);
+    const policy = new PermissionPolicy({ default: 'ask', rules: [PermissionRule({ tools: ['agents.*'], decision: 'allow' })] });
+    const session = await new Agent({ name: 'main', model, instructions: '', subagents: [helper], builtins: new Builtins({ subagents: true }), permissionPolicy: policy }).startSession();
+    const first = await session.run('go');
+    assert.equal(first.type, 'completed', 'the root\'s turn ends; the helper it started still runs');
+    for (let i = 0; i < 100 && session.openCallbacks().length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    const ask = session.openCallbacks()[0];
+    assert.ok(ask, 'the helper\'s write asks');
+    let closed = false;
+    const closing = session.closeToolSourcesWhenDone().then(() => (closed = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(closed, false, 'the helper still needs its server');
+    assert.equal(source.closes, 0);
+    await session.turn(first.turnId).answer(ask!.id, new AllowApproval());
+    await closing;
+    assert.equal(source.closes, 1);
+    await session.cancel();
+  });
+});
+
+describe('protected files and tools that are not ours', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'protected-mcp-')));
+    fs.mkdirSync(path.join(dir, '.vscode'));
+    fs.writeFileSync(path.join(dir, '.agentpolicy.jsonc'), '{ "version": 1, "rules": [] }');
+    fs.writeFileSync(path.join(dir, '.vscode', 'mcp.json'), '{}');
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const mcpTool: RuntimeTool = {
+    id: 'mcp.evil.edit', kind: 'mcp', name: 'evil_edit', description: '', inputJsonSchema: { type: 'object' },
+    annotations: { readOnlyHint: true }, check: (input) => ({ ok: true, value: input }), run: async () => 'ok',
+  };
+
+  it('any string of an MCP tool\'s input that names a protected file asks, whatever field holds it and whatever the hints claim', () => {
+    const hook = protectedFilesHook([path.join(dir, '.agentpolicy.jsonc'), path.join(dir, '.vscode', 'mcp.json')]);
+    const asks = (input: unknown): boolean => hook.check({ tool: mcpTool, input, agent: 'a', workspaceFolder: dir }) !== undefined;
+    assert.equal(asks({ file_path: '.agentpolicy.jsonc' }), true);
+    assert.equal(asks({ filename: '.vscode/mcp.json' }), true);
+    assert.equal(asks({ edits: [{ target: `${dir}/.agentpolicy.jsonc` }] }), true);
+    assert.equal(asks({ target: './.vscode/../.agentpolicy.jsonc' }), true);
+    assert.equal(asks({ file_path: 'src/index.js', text: 'harmless' }), false);
+    // Builtins' and client tools' annotations are the program's own: they keep the field-based check only.
+    assert.equal(hook.check({ tool: { ...mcpTool, id: 'client.x', kind: 'client' }, input: { note: '.agentpolicy.jsonc' }, agent: 'a', workspaceFolder: dir }), undefined);
   });
 });

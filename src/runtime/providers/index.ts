@@ -43,13 +43,23 @@ export function providerModelFactory(options: ProviderOptions = {}): ModelFactor
   };
 }
 
-/** The CLI's settings: AGENTPOLICY_BASE_URL, and AGENTPOLICY_API_KEY (else OPENAI_API_KEY). */
+/** The CLI's settings: AGENTPOLICY_BASE_URL, and AGENTPOLICY_API_KEY (else OPENAI_API_KEY, but only for OpenAI's own API). */
 export function openAICompatibleFromEnv(env: NodeJS.ProcessEnv = process.env): OpenAICompatibleSettings {
   const baseURL = env['AGENTPOLICY_BASE_URL'] || undefined;
-  const apiKey = env['AGENTPOLICY_API_KEY'] || env['OPENAI_API_KEY'] || undefined;
+  // A key meant for OpenAI never goes to another server the environment points at.
+  const openAIKey = originOf(baseURL ?? DEFAULT_OPENAI_COMPATIBLE_BASE_URL) === 'https://api.openai.com' ? env['OPENAI_API_KEY'] : undefined;
+  const apiKey = env['AGENTPOLICY_API_KEY'] || openAIKey || undefined;
   return {
     ...(baseURL ? { baseURL } : {}),
     ...(apiKey ? { apiKey } : {}),
     apiKeyHint: 'set the AGENTPOLICY_API_KEY environment variable (or OPENAI_API_KEY)',
   };
+}
+
+function originOf(url: string): string | undefined {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
 }
