@@ -10,7 +10,7 @@ import { AllowApproval, DenyApproval } from '../../src/runtime/answers.js';
 import { FileAuditLog } from '../../src/runtime/audit.js';
 import { ScriptedModel } from '../../src/runtime/scripted.js';
 import { SessionHost } from '../../src/runtime/sessionHost.js';
-import { tool } from '../../src/runtime/tools.js';
+import { tool, type ToolConnection, type ToolSource } from '../../src/runtime/tools.js';
 
 function until(check: () => boolean, what: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -133,5 +133,54 @@ describe('SessionHost', () => {
     const late = await host.answer(id, new AllowApproval());
     assert.notEqual(late?.type, 'answered');
     assert.deepEqual(ran, []);
+  });
+
+  describe('MCP servers (tool sources) of hosted sessions', () => {
+    /** A source that counts its connections opened and closed. */
+    function countingSource(): ToolSource & { opened: number; closed: number } {
+      const source = {
+        id: 'mcp.fake', name: 'fake', opened: 0, closed: 0,
+        connect(): ToolConnection {
+          source.opened++;
+          return {
+            tools: async () => [{
+              id: 'mcp.fake.echo', kind: 'mcp' as const, name: 'fake_echo', description: '', inputJsonSchema: { type: 'object' },
+              annotations: {}, check: (input: unknown) => ({ ok: true as const, value: input }), run: async () => 'echoed',
+            }],
+            close: async () => {
+              source.closed++;
+            },
+          };
+        },
+      };
+      return source;
+    }
+
+    function mcpAgent(source: ToolSource, script: unknown[]): Agent {
+      return new Agent({
+        model: new ScriptedModel({ agents: { main: script } } as never), instructions: '', toolSources: [source],
+        permissionPolicy: new PermissionPolicy({ rules: [PermissionRule({ tools: ['mcp.fake.*'], decision: 'ask' })] }),
+      });
+    }
+
+    it('stop when the hosted session ends, not before', async () => {
+      const source = countingSource();
+      const host = new SessionHost();
+      const hosted = await host.start(mcpAgent(source, [{ call: 'fake_echo', input: {} }, { say: 'done' }]), 'go', {});
+      await until(() => hosted.openCallbacks().length === 1, 'the ask');
+      assert.deepEqual([source.opened, source.closed], [1, 0], 'the server runs while the session waits for a person');
+      await host.answer(hosted.openCallbacks()[0]!.id, new AllowApproval());
+      await until(() => hosted.state === 'completed', 'the session to complete');
+      await until(() => source.closed === 1, 'the server to stop');
+    });
+
+    it('stop with the window (dispose), also for sessions still waiting', async () => {
+      const source = countingSource();
+      const host = new SessionHost();
+      const hosted = await host.start(mcpAgent(source, [{ call: 'fake_echo', input: {} }, { say: 'done' }]), 'go', {});
+      await until(() => hosted.openCallbacks().length === 1, 'the ask');
+      await host.dispose();
+      assert.equal(source.closed, 1);
+    });
   });
 });
