@@ -26,6 +26,15 @@ export class HostedSession {
   /** Every session of the tree: the root and its subagents. */
   readonly nodes = new Map<string, SessionNodeInfo>();
   readonly startedAt = Date.now();
+  /** Resolved when the transcript has recorded the root turn's end (its last message comes before it). */
+  private rootTurnRecorded!: () => void;
+  /** @internal */
+  readonly rootTurnEnded = new Promise<void>((resolve) => (this.rootTurnRecorded = resolve));
+
+  /** @internal */
+  recordedRootTurnEnd(): void {
+    this.rootTurnRecorded();
+  }
 
   constructor(
     readonly session: Session,
@@ -149,6 +158,8 @@ export class SessionHost {
       this.record(hosted, event);
       this.changed();
     }
+    // The events ended (the session was cancelled): nothing more will be recorded.
+    hosted.recordedRootTurnEnd();
   }
 
   private record(hosted: HostedSession, event: RuntimeEvent): void {
@@ -162,6 +173,7 @@ export class SessionHost {
       this.ruleCounts.set(key, (this.ruleCounts.get(key) ?? 0) + 1);
     }
     hosted.transcript.push(...describeEvent(event, hosted.id));
+    if (event.type === 'turn-ended' && event.sessionId === hosted.id) hosted.recordedRootTurnEnd();
     if (event.type === 'callback-opened') for (const l of this.callbackListeners) l(event.callback, hosted);
   }
 
@@ -169,6 +181,8 @@ export class SessionHost {
     try {
       let state: TurnState = await hosted.session.run(prompt);
       while (state.type === 'blocked') state = await hosted.session.turn(state.turnId).result({ after: state });
+      // The events are followed on their own: the turn's last message is written before the outcome.
+      await hosted.rootTurnEnded;
       this.finish(hosted, state);
       // A hosted session runs one prompt: its MCP servers stop when it and every subagent it left running are done.
       void hosted.session.closeToolSourcesWhenDone();

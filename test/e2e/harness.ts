@@ -795,3 +795,12 @@ export async function waitForFile(v: VsCode, rel: string, want: RegExp, timeout 
   });
 }
 
+/** Runs Show Session Transcript (the only session's) until its text matches `want`. */
+export async function transcriptText(v: VsCode, want: RegExp): Promise<string> {
+  return v.waitFor(`a transcript matching ${want}`, async () => {
+    await v.runCommand('Agent Policy: Show Session Transcript');
+    await new Promise((r) => setTimeout(r, 500));
+    const text = await v.readEditorText();
+    return want.test(text) ? text : undefined;
+  }, 60_000);
+}

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { startHttpFixture, type HttpFixture } from '../mcp/fixtures/httpServer';
-import { activated, countLabel, startSession, textOf, useVsCode, waitForFile, type VsCode } from './harness';
+import { activated, countLabel, startSession, textOf, transcriptText, useVsCode, type VsCode, waitForFile } from './harness';
 
 const LIBRARIAN_WRITE = /librarian wants to run mcp\.files\.write_file/;
 
@@ -24,15 +24,6 @@ describe('MCP servers in VS Code (e2e)', function () {
     assert.match(await textOf(dialog), runs, 'the dialog says what the server runs');
     await v.screenshot(`mcp-start-${name}`);
     await dialog.getByRole('button', { name: 'Start Server' }).click();
-  }
-
-  async function transcriptText(v: VsCode, want: RegExp): Promise<string> {
-    return v.waitFor(`a transcript matching ${want}`, async () => {
-      await v.runCommand('Agent Policy: Show Session Transcript');
-      await new Promise((r) => setTimeout(r, 500));
-      const text = await v.readEditorText();
-      return want.test(text) ? text : undefined;
-    }, 60_000);
   }
 
   it('the librarian lists and reads through the filesystem server without asking, and its write is asked in a notification', async () => {

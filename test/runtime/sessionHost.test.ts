@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { Agent, PermissionPolicy, PermissionRule, Subagent } from '../../src/runtime/agent.js';
 import { AllowApproval, DenyApproval } from '../../src/runtime/answers.js';
 import { FileAuditLog } from '../../src/runtime/audit.js';
+import type { Model } from '../../src/runtime/model.js';
 import { ScriptedModel } from '../../src/runtime/scripted.js';
 import { SessionHost } from '../../src/runtime/sessionHost.js';
 import { tool, type ToolConnection, type ToolSource } from '../../src/runtime/tools.js';
@@ -133,6 +134,17 @@ describe('SessionHost', () => {
     const late = await host.answer(id, new AllowApproval());
     assert.notEqual(late?.type, 'answered');
     assert.deepEqual(ran, []);
+  });
+
+  it('the transcript ends with the outcome after the last message, also when the model answers later (a real one)', async () => {
+    const later: Model = {
+      id: 'later',
+      respond: () => new Promise((resolve) => setTimeout(() => resolve({ text: 'the answer', toolCalls: [] }), 10)),
+    };
+    const host = new SessionHost();
+    const hosted = await host.start(new Agent({ model: later, instructions: '' }), 'go', {});
+    await until(() => hosted.state === 'completed', 'the session to complete');
+    assert.deepEqual(hosted.transcript.slice(-2), ['[main] says: the answer', 'completed: the answer']);
   });
 
   describe('MCP servers (tool sources) of hosted sessions', () => {
