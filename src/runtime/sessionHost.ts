@@ -106,6 +106,7 @@ export class SessionHost {
   private readonly hosted = new Map<string, HostedSession>();
   private listeners = new Set<() => void>();
   private callbackListeners = new Set<(callback: OpenCallback, session: HostedSession) => void>();
+  private failureListeners = new Set<(session: HostedSession) => void>();
   /** How many calls each rule decided in this window, by `file#index`. */
   readonly ruleCounts = new Map<string, number>();
   /** Sessions a reload or crash ended while they ran, with what was still open in them and their subagents. */
@@ -120,6 +121,12 @@ export class SessionHost {
   onDidChange(listener: () => void): { dispose(): void } {
     this.listeners.add(listener);
     return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  /** Called when a session ends failed (not cancelled): a bad key, an unknown model, a server that cannot be reached. */
+  onDidFail(listener: (session: HostedSession) => void): { dispose(): void } {
+    this.failureListeners.add(listener);
+    return { dispose: () => this.failureListeners.delete(listener) };
   }
 
   /** Called once for each callback as it opens. */
@@ -206,6 +213,7 @@ export class SessionHost {
       hosted.state = state.error === 'cancelled' ? 'cancelled' : 'failed';
       hosted.error = state.error;
       hosted.transcript.push(`${hosted.state}: ${state.error}`);
+      if (hosted.state === 'failed') for (const l of this.failureListeners) l(hosted);
     }
   }
 
@@ -249,6 +257,7 @@ export class SessionHost {
   async dispose(): Promise<void> {
     this.listeners.clear();
     this.callbackListeners.clear();
+    this.failureListeners.clear();
     // The window is closing: MCP servers stop with it (the sessions themselves are left for the audit log to show as interrupted).
     await Promise.allSettled(this.sessions().map((h) => h.session.closeToolSources()));
   }

@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import type { OpenCallback } from '../runtime/answers.js';
 import type { HostedSession, SessionHost } from '../runtime/sessionHost.js';
 import { ALREADY_ANSWERED, answerCallback, answerFor, CHOICE_LABELS, type Choice } from './answering.js';
-import { askMessage } from './describe.js';
+import { askMessage, defang } from './describe.js';
 import { answerElicitation, ELICITATION_ACTIONS } from './elicitation.js';
 import type { Log } from './log.js';
 
@@ -23,7 +23,15 @@ export class Notifications implements vscode.Disposable {
     private readonly host: SessionHost,
     private readonly log: Log,
   ) {
-    this.subscription = new vscode.Disposable(host.onDidOpenCallback((callback, hosted) => this.opened(callback, hosted)).dispose);
+    const opened = host.onDidOpenCallback((callback, hosted) => this.opened(callback, hosted));
+    // A failed session says why at once (a refused key, an unknown model): the transcript alone is easy to miss.
+    const failed = host.onDidFail((hosted) => {
+      const show = 'Show Transcript';
+      void vscode.window.showErrorMessage(defang(`Agent Policy: ${hosted.agent} failed: ${hosted.error}`), show).then((picked) => {
+        if (picked) void vscode.commands.executeCommand('agentPolicy.showTranscript', hosted.id);
+      });
+    });
+    this.subscription = vscode.Disposable.from(new vscode.Disposable(opened.dispose), new vscode.Disposable(failed.dispose));
   }
 
   private get enabled(): boolean {

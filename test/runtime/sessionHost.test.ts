@@ -147,6 +147,20 @@ describe('SessionHost', () => {
     assert.deepEqual(hosted.transcript.slice(-2), ['[main] says: the answer', 'completed: the answer']);
   });
 
+  it('a failed session is reported to onDidFail listeners with its error; a cancelled one is not', async () => {
+    const refusing: Model = { id: 'refusing', respond: () => Promise.reject(new Error('the API key was refused')) };
+    const host = new SessionHost();
+    const failed: string[] = [];
+    host.onDidFail((h) => failed.push(`${h.agent}: ${h.error}`));
+    const hosted = await host.start(new Agent({ model: refusing, instructions: '' }), 'go', {});
+    await until(() => hosted.state === 'failed', 'the session to fail');
+    assert.deepEqual(failed, ['main: the API key was refused']);
+    const waiting: Model = { id: 'waiting', respond: () => new Promise(() => undefined) };
+    const other = await host.start(new Agent({ model: waiting, instructions: '' }), 'go', {});
+    await host.cancel(other.id);
+    assert.equal(failed.length, 1);
+  });
+
   describe('MCP servers (tool sources) of hosted sessions', () => {
     /** A source that counts its connections opened and closed. */
     function countingSource(): ToolSource & { opened: number; closed: number } {
