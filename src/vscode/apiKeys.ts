@@ -50,3 +50,6 @@ export function resolveBaseUrl(values: SettingValues<unknown> | undefined, trust
   if (user !== undefined) return { value: user, source: 'user', ...ignored };
   return { value: text(values?.defaultValue) ?? fallback, source: 'default', ...ignored };
 }
+
+/** workspaceState: fingerprints of the MCP server configurations a person allowed to start. */
+export const MCP_CONSENT_KEY = 'agentPolicy.mcpServersAllowed';

@@ -8,6 +8,7 @@ import { SessionHost } from '../runtime/sessionHost.js';
 import { CallbacksTree } from './callbacksTree.js';
 import { registerCommands } from './commands.js';
 import { Log } from './log.js';
+import { MCP_CONSENT_KEY } from './apiKeys.js';
 import type { SessionDeps } from './sessionDeps.js';
 import { Notifications } from './notifications.js';
 import { PolicyService } from './policyService.js';
@@ -74,6 +75,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentP
       ...registerCommands({ host, policy, log, workspaceFolder, ready, sessionDeps }),
       vscode.commands.registerCommand('agentPolicy.setApiKey', async () => (await import('./models.js')).setApiKey(context.secrets)),
       vscode.commands.registerCommand('agentPolicy.selectLanguageModel', async () => (await import('./models.js')).selectLanguageModel()),
+      vscode.commands.registerCommand('agentPolicy.forgetMcpServerApprovals', async () => {
+        const allowed = context.workspaceState.get<string[]>(MCP_CONSENT_KEY, []);
+        await context.workspaceState.update(MCP_CONSENT_KEY, undefined);
+        log.info(`forgot ${allowed.length} MCP server approval(s)`);
+        void vscode.window.showInformationMessage(`Agent Policy: forgot ${allowed.length} MCP server approval(s); each server asks again before it next starts.`);
+      }),
       new PolicyDiagnostics(policy),
       new PolicyStatus(policy),
       vscode.workspace.registerTextDocumentContentProvider(EXPLAIN_SCHEME, explanations),

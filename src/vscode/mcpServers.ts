@@ -7,9 +7,9 @@
 import * as vscode from 'vscode';
 import { loadMcpConfig, type McpConfig, type McpInputs, type McpServerConfig } from '../mcp/mcpConfig.js';
 import { describeServerLaunch, McpToolSource, serverFingerprint } from '../mcp/mcpSource.js';
+import { MCP_CONSENT_KEY } from './apiKeys.js';
 import type { Log } from './log.js';
 
-const CONSENT_KEY = 'agentPolicy.mcpServersAllowed';
 
 export class WorkspaceMcpServers {
   /** The sources made for the latest session start, to find a server's inputs at sign-in. */
@@ -54,7 +54,7 @@ export class WorkspaceMcpServers {
       return false;
     }
     const fingerprint = serverFingerprint(server);
-    const allowed = this.workspaceState.get<string[]>(CONSENT_KEY, []);
+    const allowed = this.workspaceState.get<string[]>(MCP_CONSENT_KEY, []);
     if (allowed.includes(fingerprint)) return true;
     const start = 'Start Server';
     const picked = await vscode.window.showWarningMessage(
@@ -66,7 +66,7 @@ export class WorkspaceMcpServers {
       this.log.warn(`the MCP server ${server.name} was not started: the person did not allow it`);
       return false;
     }
-    await this.workspaceState.update(CONSENT_KEY, [...allowed, fingerprint]);
+    await this.workspaceState.update(MCP_CONSENT_KEY, [...allowed, fingerprint]);
     return true;
   }
 

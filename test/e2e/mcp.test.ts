@@ -46,6 +46,12 @@ describe('MCP servers in VS Code (e2e)', function () {
     assert.match(t, /mcp\.files\.read_text_file \{"path":"README\.md"\} -> allow/);
     await v.statusBarItem(countLabel(0));
     await v.screenshot('mcp-librarian-done');
+
+    // The approval to start the server is remembered, until a person forgets it: then it asks again.
+    await v.runCommand('Agent Policy: Forget MCP Server Approvals');
+    await v.notification(/forgot 1 MCP server approval/);
+    await startSession(v, 'librarian', 'update the notes again');
+    await allowServerStart(v, 'files', /server-filesystem/);
   });
 
   it('a request for input from server-everything is answered with a form built from its schema', async () => {
