@@ -13,7 +13,7 @@ import { Completed } from '../src/runtime/answers.js';
 import { FileAuditLog } from '../src/runtime/audit.js';
 import type { Model } from '../src/runtime/model.js';
 import { ScriptedModel, type Scenario } from '../src/runtime/scripted.js';
-import type { BenchRow } from './table.js';
+import { median, type BenchRow } from './table.js';
 
 const CALLS = 500;
 const ROUNDS = 5;
@@ -77,11 +77,6 @@ async function timeThroughSession(dir: string, file: string, audit: string): Pro
     await session.cancel();
     log.close();
   }
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 export async function mcpBench(): Promise<BenchRow[]> {

@@ -7,7 +7,7 @@ import type { ToolCall } from '../src/policy/call.js';
 import { PathResolver } from '../src/policy/paths.js';
 import { loadPolicyText, Policy, type DecideOptions } from '../src/policy/policy.js';
 import { splitCommand } from '../src/policy/shell.js';
-import type { BenchRow, Target } from './table.js';
+import { median, type BenchRow, type Target } from './table.js';
 
 export type PolicyKind = 'id-only' | 'matchers';
 
@@ -185,11 +185,6 @@ export function materialise(workspace: string, files: readonly string[]): void {
 
 // ---------------------------------------------------------------------------------------
 // Measurement
-
-export function median(sorted: readonly number[]): number {
-  const n = sorted.length;
-  return n % 2 ? sorted[(n - 1) / 2]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
-}
 
 /** Nearest-rank percentile of sorted values. */
 export function percentile(sorted: readonly number[], p: number): number {

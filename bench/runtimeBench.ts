@@ -10,7 +10,7 @@ import { AllowApproval, Blocked, Completed } from '../src/runtime/answers.js';
 import { FileAuditLog } from '../src/runtime/audit.js';
 import { ScriptedModel, type Scenario } from '../src/runtime/scripted.js';
 import { tool } from '../src/runtime/tools.js';
-import type { BenchRow } from './table.js';
+import { median, type BenchRow } from './table.js';
 
 const noop = tool({ name: 'noop', description: 'does nothing', inputSchema: z.object({ i: z.number() }) }, () => ({ ok: true }));
 const asked = tool({ name: 'asked', description: 'asks first', inputSchema: z.object({ i: z.number() }) }, () => ({ ok: true }));
@@ -79,11 +79,6 @@ async function timeManyCallbacks(subagents: number, perSubagent: number): Promis
   if (!(state instanceof Completed)) throw new Error(`expected Completed, got ${state.type}`);
   await session.cancel();
   return { openNs, answerNs, open };
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 export async function runtimeBench(): Promise<BenchRow[]> {

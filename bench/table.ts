@@ -22,6 +22,13 @@ export interface BenchRow {
   note?: string;
 }
 
+/** The median of the values, in any order (the mean of the middle two for an even count). */
+export function median(values: readonly number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  const n = s.length;
+  return n % 2 ? s[(n - 1) / 2]! : (s[n / 2 - 1]! + s[n / 2]!) / 2;
+}
+
 export function verdict(row: BenchRow): 'pass' | 'miss' | '' {
   if (!row.target) return '';
   const ok = row.target.op === '<' ? row.value < row.target.value : row.value <= row.target.value;

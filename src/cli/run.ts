@@ -66,7 +66,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   const models = providerModelFactory({ openaiCompatible: openAICompatibleFromEnv() });
   const mcp = await loadMcpConfig(workspaceFolder);
   if (mcp.diagnostics.length > 0) {
-    const lines = new LineMap(fs.existsSync(mcp.file) ? fs.readFileSync(mcp.file, 'utf8') : '');
+    const lines = new LineMap(mcp.text);
     for (const d of mcp.diagnostics) io.err(formatDiagnostic(toJson(d, lines)));
   }
   // Running the CLI in a repository is consent to its servers, except with --untrusted (a fork's pull request in CI).

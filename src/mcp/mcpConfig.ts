@@ -43,6 +43,8 @@ export interface McpInputDeclaration {
 
 export interface McpConfig {
   file: string;
+  /** The file's text as read ('' when there is none): what diagnostics' offsets point into. */
+  text: string;
   /** The servers that can be used: those with errors are left out (and reported). */
   servers: McpServerConfig[];
   inputs: McpInputDeclaration[];
@@ -55,7 +57,7 @@ export interface McpInputs {
 }
 
 /** Server names become part of tool ids (`mcp.<server>.<tool>`) and model-facing names. */
-export const SERVER_NAME = /^[A-Za-z0-9_-]+$/;
+const SERVER_NAME = /^[A-Za-z0-9_-]+$/;
 
 const VARIABLE = /\$\{([^}]*)\}/g;
 /** Variables VS Code's mcp.json supports that do not need anything but the workspace. */
@@ -76,7 +78,7 @@ const OutlineSchema = z.looseObject({
 
 /** `.vscode/mcp.json` text → servers, inputs and diagnostics with offsets. Never throws. */
 export function parseMcpConfig(text: string, file: string): McpConfig {
-  const config: McpConfig = { file, servers: [], inputs: [], diagnostics: [] };
+  const config: McpConfig = { file, text, servers: [], inputs: [], diagnostics: [] };
   const parsed = parseJsoncWithSchema(text, file, OutlineSchema, { what: 'mcp.json' });
   config.diagnostics.push(...parsed.diagnostics);
   const root = parsed.root;
@@ -122,9 +124,9 @@ export async function loadMcpConfig(workspaceFolder: string): Promise<McpConfig>
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { file, servers: [], inputs: [], diagnostics: [] };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { file, text: '', servers: [], inputs: [], diagnostics: [] };
     return {
-      file, servers: [], inputs: [],
+      file, text: '', servers: [], inputs: [],
       diagnostics: [{ file, severity: 'error', code: 'syntax', offset: 0, length: 1, message: `mcp.json could not be read: ${(error as Error).message}` }],
     };
   }
@@ -196,6 +198,32 @@ function readServer(name: string, keyNode: Node, node: Node, text: string, decla
     variables(at);
     return value[key] as string;
   };
+  /**
+   * An object of names and strings (`env`, `headers`): with `scalars`, numbers and booleans are
+   * taken as their text; with `allowNull`, `null` stays `null`. Anything else is an error naming
+   * the entry as `<what> "<name>"`.
+   */
+  const stringMap = (key: string, what: string, accept: { scalars: boolean; allowNull: boolean }): Record<string, string | null> => {
+    const out: Record<string, string | null> = {};
+    const at = field(key);
+    if (at === undefined) return out;
+    if (at.type !== 'object') {
+      fail(at, `${where}: "${key}" must be an object of names and string values`);
+      return out;
+    }
+    for (const property of at.children ?? []) {
+      const [k, v] = property.children ?? [];
+      if (k === undefined || v === undefined) continue;
+      const name = String(k.value);
+      if (v.type === 'string') {
+        out[name] = v.value as string;
+        variables(v);
+      } else if (accept.scalars && (v.type === 'number' || v.type === 'boolean')) out[name] = String(v.value);
+      else if (accept.allowNull && v.type === 'null') out[name] = null;
+      else fail(v, `${where}: ${what} "${name}" must be a string`);
+    }
+    return out;
+  };
   const misplaced = (keys: readonly string[], kind: string): void => {
     for (const key of keys) {
       const at = field(key);
@@ -222,23 +250,7 @@ function readServer(name: string, keyNode: Node, node: Node, text: string, decla
         }
       }
     }
-    const env: Record<string, string | null> = {};
-    const envNode = field('env');
-    if (envNode !== undefined) {
-      if (envNode.type !== 'object') fail(envNode, `${where}: "env" must be an object of names and string values`);
-      else {
-        for (const property of envNode.children ?? []) {
-          const [k, v] = property.children ?? [];
-          if (k === undefined || v === undefined) continue;
-          if (v.type === 'string') {
-            env[String(k.value)] = v.value as string;
-            variables(v);
-          } else if (v.type === 'number' || v.type === 'boolean') env[String(k.value)] = String(v.value);
-          else if (v.type === 'null') env[String(k.value)] = null;
-          else fail(v, `${where}: env "${String(k.value)}" must be a string`);
-        }
-      }
-    }
+    const env = stringMap('env', 'env', { scalars: true, allowNull: true });
     const envFile = str('envFile');
     const cwd = str('cwd');
     if (!ok || command === undefined) return undefined;
@@ -249,21 +261,7 @@ function readServer(name: string, keyNode: Node, node: Node, text: string, decla
   const url = str('url');
   if (url === undefined && !hasUrl) fail(keyNode, `${where} is an ${type} server but has no "url"`);
   if (url !== undefined && !urlLooksValid(url)) fail(field('url'), `${where}: "${url}" is not an http or https URL`);
-  const headers: Record<string, string> = {};
-  const headersNode = field('headers');
-  if (headersNode !== undefined) {
-    if (headersNode.type !== 'object') fail(headersNode, `${where}: "headers" must be an object of names and string values`);
-    else {
-      for (const property of headersNode.children ?? []) {
-        const [k, v] = property.children ?? [];
-        if (k === undefined || v === undefined) continue;
-        if (v.type === 'string') {
-          headers[String(k.value)] = v.value as string;
-          variables(v);
-        } else fail(v, `${where}: header "${String(k.value)}" must be a string`);
-      }
-    }
-  }
+  const headers = stringMap('headers', 'header', { scalars: false, allowNull: false }) as Record<string, string>;
   if (!ok || url === undefined) return undefined;
   return { name, type, url, headers };
 }

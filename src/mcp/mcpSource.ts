@@ -16,7 +16,9 @@ import {
   type CallToolResult, type ElicitResult, type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { HintName, ToolAnnotations } from '../policy/call.js';
+import type { ToolAnnotations } from '../policy/call.js';
+import { hintNames } from '../policy/schema.js';
+import { isObject, withoutSchemaUri } from '../runtime/model.js';
 import type {
   ElicitationField, ElicitationSchema, InputCheck, RuntimeTool, SignInSource, ToolConnection, ToolRunContext, ToolSource,
 } from '../runtime/tools.js';
@@ -62,7 +64,6 @@ export class McpSignInRequired extends Error {
 }
 
 const DEFAULT_CLIENT_INFO = { name: 'agent-policy', version: '0.1.0' };
-const HINTS: readonly HintName[] = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'];
 const STDERR_LINES = 20;
 /** setTimeout's largest delay: the SDK's own request timeout is kept out of the way with it. */
 const NO_TIMEOUT = 2 ** 31 - 1;
@@ -178,11 +179,6 @@ function shellWord(word: string): string {
 
 function sortedEntries(record: Record<string, string | null>): Array<[string, string | null]> {
   return Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-}
-
-/** The inputs a source needs (ids, descriptions, password flags): what the extension asks for at sign-in. */
-export function inputsOf(source: McpToolSource): readonly McpInputInfo[] {
-  return source.inputs;
 }
 
 /**
@@ -442,8 +438,7 @@ export class McpConnection implements ToolConnection {
       }
     });
     // As written in the config: resolved arguments may hold the values of inputs (tokens).
-    const written = this.source.server as typeof server;
-    this.log(`starting ${[written.command, ...written.args].join(' ')}`);
+    this.log(`starting ${describeServerLaunch(this.source.server)}`);
     return await this.connectWith(transport, inputsKey, stderr, 'stdio');
   }
 
@@ -583,7 +578,8 @@ export class McpConnection implements ToolConnection {
 
   private toRuntimeTool(tool: McpTool, name: string): RuntimeTool {
     const id = `${this.source.id}.${tool.name}`;
-    const inputSchema = (tool.inputSchema ?? { type: 'object' }) as Record<string, unknown>;
+    // Without `$schema`: it tells a model nothing, and the providers send schemas as given.
+    const inputSchema = withoutSchemaUri((tool.inputSchema ?? { type: 'object' }) as Record<string, unknown>);
     const annotations = untrustedAnnotations(tool);
     const connection = this;
     return {
@@ -595,7 +591,7 @@ export class McpConnection implements ToolConnection {
       annotations,
       ...(this.signIn ? { signIn: this.signIn } : {}),
       check(input: unknown): InputCheck {
-        if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+        if (!isObject(input)) {
           return { ok: false, error: `the input of ${tool.name} (${id}) must be a JSON object` };
         }
         const problem = connection.validator.check(id, inputSchema, input, (line) => connection.log(line));
@@ -742,7 +738,7 @@ export function modelFacingName(server: string, tool: string, taken: Set<string>
 export function untrustedAnnotations(tool: Pick<McpTool, 'annotations' | 'title'>): ToolAnnotations {
   const given = (tool.annotations ?? {}) as Record<string, unknown>;
   const out: ToolAnnotations = {};
-  for (const hint of HINTS) if (typeof given[hint] === 'boolean') out[hint] = given[hint] as boolean;
+  for (const hint of hintNames) if (typeof given[hint] === 'boolean') out[hint] = given[hint] as boolean;
   const title = typeof given.title === 'string' ? given.title : typeof tool.title === 'string' ? tool.title : undefined;
   if (title !== undefined) out.title = title;
   return out;
@@ -795,7 +791,7 @@ const FIELD_TYPES = ['string', 'number', 'integer', 'boolean'] as const;
  * list, a nested object) is left out when optional; when required, the request is declined.
  */
 export function flatSchema(schema: unknown): ElicitationSchema | undefined {
-  if (!isRecord(schema) || schema.type !== 'object' || !isRecord(schema.properties)) return undefined;
+  if (!isObject(schema) || schema.type !== 'object' || !isObject(schema.properties)) return undefined;
   const required = Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === 'string') : [];
   const properties: Record<string, ElicitationField> = {};
   for (const [key, raw] of Object.entries(schema.properties)) {
@@ -808,7 +804,7 @@ export function flatSchema(schema: unknown): ElicitationSchema | undefined {
 }
 
 function flatField(raw: unknown): ElicitationField | undefined {
-  if (!isRecord(raw)) return undefined;
+  if (!isObject(raw)) return undefined;
   const type = raw.type;
   if (!(FIELD_TYPES as readonly unknown[]).includes(type) || 'properties' in raw || 'items' in raw) return undefined;
   const field: ElicitationField = { type: type as ElicitationField['type'] };
@@ -822,7 +818,7 @@ function flatField(raw: unknown): ElicitationField | undefined {
   } else if (raw.oneOf !== undefined) {
     // A titled single select: the same choice as enum with enumNames.
     if (type !== 'string' || !Array.isArray(raw.oneOf)) return undefined;
-    const options = raw.oneOf.filter((o): o is { const: string; title?: unknown } => isRecord(o) && typeof o.const === 'string');
+    const options = raw.oneOf.filter((o): o is { const: string; title?: unknown } => isObject(o) && typeof o.const === 'string');
     if (options.length !== raw.oneOf.length || options.length === 0) return undefined;
     field.enum = options.map((o) => o.const);
     field.enumNames = options.map((o) => (typeof o.title === 'string' ? o.title : o.const));
@@ -871,10 +867,6 @@ class ToolInputValidator {
       return undefined;
     }
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function isUnauthorized(error: unknown): boolean {

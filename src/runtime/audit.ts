@@ -271,9 +271,12 @@ export function truncate(text: string, max: number): string {
 // ---------------------------------------------------------------------------------------------
 // What goes into an entry
 
-/** 'sha256:' + hex of the canonical JSON (keys sorted) of the input: stable across key order. */
-export function inputDigest(input: unknown): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(input), 'utf8').digest('hex')}`;
+/**
+ * 'sha256:' + hex of the canonical JSON (keys sorted) of the input: stable across key order.
+ * `canonical`: the input's `canonicalJson`, when the caller has it already.
+ */
+export function inputDigest(input: unknown, canonical: string = canonicalJson(input)): string {
+  return `sha256:${createHash('sha256').update(canonical, 'utf8').digest('hex')}`;
 }
 
 /** Keys whose value is the call, as a person would write it. */

@@ -15,6 +15,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { Minimatch } from 'minimatch';
 import { z } from 'zod';
 import { PathResolver, type ResolvedPath } from '../policy/paths.js';
+import { withoutSchemaUri } from './model.js';
 import { zodTool, type RuntimeTool, type ToolRunContext } from './tools.js';
 
 /** The largest file read_file reads and search_files searches. */
@@ -314,7 +315,7 @@ const RunCommandInput = z.strictObject({
  * policy sees the path the tool will really use.
  */
 function withInputSchema(tool: RuntimeTool, schema: z.ZodType): RuntimeTool {
-  tool.inputJsonSchema = z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' }) as Record<string, unknown>;
+  tool.inputJsonSchema = withoutSchemaUri(z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' }) as Record<string, unknown>);
   return tool;
 }
 

@@ -24,24 +24,40 @@ export type FieldValue = { ok: true; value: string | number | boolean | undefine
 export function readField(form: FormField, text: string): FieldValue {
   const { field } = form;
   if (text === '') return form.required ? { ok: false, error: `${form.label} is required` } : { ok: true, value: undefined };
+  let value: string | number | boolean = text;
   if (field.type === 'boolean') {
-    if (/^(true|yes|y)$/i.test(text)) return { ok: true, value: true };
-    if (/^(false|no|n)$/i.test(text)) return { ok: true, value: false };
-    return { ok: false, error: 'answer yes or no' };
-  }
-  if (field.type === 'number' || field.type === 'integer') {
-    const value = Number(text.trim());
+    if (/^(true|yes|y)$/i.test(text)) value = true;
+    else if (/^(false|no|n)$/i.test(text)) value = false;
+    else return { ok: false, error: 'answer yes or no' };
+  } else if (field.type === 'number' || field.type === 'integer') {
+    value = Number(text.trim());
     if (text.trim() === '' || !Number.isFinite(value)) return { ok: false, error: 'enter a number' };
-    if (field.type === 'integer' && !Number.isInteger(value)) return { ok: false, error: 'enter a whole number' };
-    if (field.minimum !== undefined && value < field.minimum) return { ok: false, error: `at least ${field.minimum}` };
-    if (field.maximum !== undefined && value > field.maximum) return { ok: false, error: `at most ${field.maximum}` };
-    return { ok: true, value };
   }
-  if (field.enum && !field.enum.includes(text)) return { ok: false, error: `one of ${field.enum.join(', ')}` };
-  if (field.minLength !== undefined && text.length < field.minLength) return { ok: false, error: `at least ${field.minLength} characters` };
-  if (field.maxLength !== undefined && text.length > field.maxLength) return { ok: false, error: `at most ${field.maxLength} characters` };
-  if (field.format === 'email' && !/^[^@\s]+@[^@\s]+$/.test(text)) return { ok: false, error: 'enter an email address' };
-  return { ok: true, value: text };
+  const problem = checkFieldValue(field, value);
+  return problem === undefined ? { ok: true, value } : { ok: false, error: problem };
+}
+
+/**
+ * What is wrong with a value for this field (its type, enum, length, bounds, email format), or
+ * undefined when it fits. The form checks what a person typed with it, the runtime every answer.
+ */
+export function checkFieldValue(field: ElicitationField, value: unknown): string | undefined {
+  const type = field.type;
+  const fits = type === 'string' ? typeof value === 'string'
+    : type === 'boolean' ? typeof value === 'boolean'
+    : type === 'integer' ? Number.isInteger(value)
+    : typeof value === 'number' && Number.isFinite(value);
+  if (!fits) return type === 'integer' && typeof value === 'number' && Number.isFinite(value) ? 'enter a whole number' : `must be ${type === 'integer' ? 'an' : 'a'} ${type}`;
+  if (field.enum && !field.enum.includes(value as string)) return `one of ${field.enum.join(', ')}`;
+  if (typeof value === 'string') {
+    if (field.minLength !== undefined && value.length < field.minLength) return `at least ${field.minLength} characters`;
+    if (field.maxLength !== undefined && value.length > field.maxLength) return `at most ${field.maxLength} characters`;
+    if (field.format === 'email' && !/^[^@\s]+@[^@\s]+$/.test(value)) return 'enter an email address';
+  } else if (typeof value === 'number') {
+    if (field.minimum !== undefined && value < field.minimum) return `at least ${field.minimum}`;
+    if (field.maximum !== undefined && value > field.maximum) return `at most ${field.maximum}`;
+  }
+  return undefined;
 }
 
 /** A field's default as the text a person would type, if the schema gives one of the field's type. */

@@ -52,7 +52,18 @@ export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** A tool's input schema as sent to a model: zod's `$schema` line tells it nothing and costs tokens on every request. */
+/** The error a model call rejects with when its request's signal aborts it. */
+export function cancelled(): Error {
+  const error = new Error('cancelled');
+  error.name = 'AbortError';
+  return error;
+}
+
+/**
+ * A tool's input schema as sent to a model: zod's `$schema` line tells it nothing and costs tokens
+ * on every request. Stripped where tools are made; the providers apply it too, for a schema given
+ * to them directly (it returns the schema itself when there is no `$schema`).
+ */
 export function withoutSchemaUri(schema: Record<string, unknown>): Record<string, unknown> {
   if (!('$schema' in schema)) return schema;
   const { $schema: _, ...rest } = schema;

@@ -9,7 +9,7 @@ import type { ToolHook } from './agent.js';
 export const PROTECTED_FILES_HOOK = 'protected-files';
 
 export function protectedFilesHook(files: readonly string[]): ToolHook {
-  const resolvers = new Map<string, PathResolver>();
+  const perFolder = new Map<string, { resolver: PathResolver; shown: ProtectedName[] }>();
   // Resolved once: judging a call must not cost a dozen file-system calls.
   const protectedPaths = files.map((f) => realpathOfExistingPrefix(path.resolve(f)));
   const names = new Set(protectedPaths.flatMap((f) => [path.basename(f)]));
@@ -18,9 +18,9 @@ export function protectedFilesHook(files: readonly string[]): ToolHook {
     check({ tool, input, workspaceFolder }) {
       // Builtins' annotations are ours and honest; anyone else's read-only claim is not trusted here.
       if (tool.kind === 'builtin' && effectiveHints(tool.annotations).readOnlyHint) return undefined;
-      let resolver = resolvers.get(workspaceFolder);
-      if (!resolver) resolvers.set(workspaceFolder, (resolver = new PathResolver(workspaceFolder)));
-      const { paths } = resolver.collect(input, tool.pathArgs);
+      let folder = perFolder.get(workspaceFolder);
+      if (!folder) perFolder.set(workspaceFolder, (folder = { resolver: new PathResolver(workspaceFolder), shown: protectedPaths.map((f) => nameIn(workspaceFolder, f)) }));
+      const { paths } = folder.resolver.collect(input, tool.pathArgs);
       for (const p of paths) {
         const hit = protectedPaths.find((f) => f === p.absolute || f.startsWith(p.absolute.endsWith(path.sep) ? p.absolute : p.absolute + path.sep));
         if (hit) return `${tool.id} would change the protected file ${path.relative(workspaceFolder, hit) || hit}: only a person can allow this, once`;
@@ -34,7 +34,7 @@ export function protectedFilesHook(files: readonly string[]): ToolHook {
       // A tool that is not ours may take its paths in any field, nested or not (file_path, edits[].path…),
       // and resolve them its own way: any string that names a protected file asks.
       if (tool.kind !== 'builtin' && tool.kind !== 'client') {
-        const named = stringNaming(input, workspaceFolder, protectedPaths);
+        const named = stringNaming(input, workspaceFolder, folder.shown);
         if (named !== undefined) return `${tool.id} names the protected file ${path.relative(workspaceFolder, named) || named}: only a person can allow this, once`;
       }
       return undefined;
@@ -42,22 +42,32 @@ export function protectedFilesHook(files: readonly string[]): ToolHook {
   };
 }
 
+interface ProtectedName {
+  file: string;
+  /** How a string would name it: relative to the workspace (`.vscode/mcp.json`), else absolute. */
+  shown: string;
+}
+
+function nameIn(workspaceFolder: string, file: string): ProtectedName {
+  const relative = path.relative(workspaceFolder, file);
+  return { file, shown: relative.startsWith('..') || path.isAbsolute(relative) ? file : relative.split(path.sep).join('/') };
+}
+
 /**
  * The protected file that a string anywhere in the input names (depth-limited): by its path
  * relative to the workspace (`.vscode/mcp.json` in `"edit .vscode/mcp.json"`), or resolved as a path.
  */
-function stringNaming(value: unknown, workspaceFolder: string, protectedPaths: readonly string[], depth = 0): string | undefined {
+function stringNaming(value: unknown, workspaceFolder: string, names: readonly ProtectedName[], depth = 0): string | undefined {
   if (typeof value === 'string') {
-    for (const file of protectedPaths) {
-      const relative = path.relative(workspaceFolder, file);
-      const shown = relative.startsWith('..') || path.isAbsolute(relative) ? file : relative.split(path.sep).join('/');
-      if (value.includes(shown) || path.resolve(workspaceFolder, value) === file) return file;
+    const resolved = path.resolve(workspaceFolder, value);
+    for (const { file, shown } of names) {
+      if (value.includes(shown) || resolved === file) return file;
     }
     return undefined;
   }
   if (depth > 64 || typeof value !== 'object' || value === null) return undefined;
   for (const item of Array.isArray(value) ? value : Object.values(value)) {
-    const hit = stringNaming(item, workspaceFolder, protectedPaths, depth + 1);
+    const hit = stringNaming(item, workspaceFolder, names, depth + 1);
     if (hit !== undefined) return hit;
   }
   return undefined;

@@ -19,6 +19,7 @@ import {
 import { inputDigest, summarizeInput, type AuditEntry, type AuditSink } from './audit.js';
 import { builtinFileTools, runCommandTool } from './builtins.js';
 import type { Message, Model, ModelToolCall } from './model.js';
+import { checkFieldValue } from './elicitationForm.js';
 import { protectedFilesHook } from './protected.js';
 import { subagentTools } from './subagentTools.js';
 import type { ElicitationRequest, ElicitationResult, ElicitationSchema, RuntimeTool, SignInSource, SubagentHost, ToolConnection, ToolSource } from './tools.js';
@@ -513,8 +514,10 @@ export class Session {
     const checked = tool.check(call.input);
     if (!checked.ok) return JSON.stringify({ error: `invalid input for ${call.name}: ${checked.error}` });
     const input = checked.value;
+    // Computed once: the depth check, the audit digest and the session key all use it.
+    let canonical: string;
     try {
-      canonicalJson(input);
+      canonical = canonicalJson(input);
     } catch (error) {
       if (error instanceof InputTooDeepError) return JSON.stringify({ error: `invalid input for ${call.name}: ${error.message}` });
       throw error;
@@ -525,7 +528,7 @@ export class Session {
     const base = { sessionId: this.id, turnId: turn.id, agent: this.agentName, callId: call.id, toolId: tool.id, name: call.name, input, decision };
     // Digest and summary cost more than the decision itself: only made when there is an audit log.
     const auditBase: Omit<AuditEntry, 'time' | 'event'> = this.tree.options.audit === undefined ? { session: this.id } : {
-      session: this.id, turn: turn.id, agent: this.agentName, tool: tool.id, inputDigest: inputDigest(input),
+      session: this.id, turn: turn.id, agent: this.agentName, tool: tool.id, inputDigest: inputDigest(input, canonical),
       summary: summarizeInput(input), rule: decision.rule, lowered: decision.lowered,
       ...(decision.rule === null ? { default: decision.defaultFrom ?? 'permissionMode' } : {}),
       ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
@@ -535,20 +538,20 @@ export class Session {
     if (effective === 'ask' && NEVER_ASK.has(tool.id)) effective = 'allow';
 
     if (hookTitle !== undefined) {
-      return this.askThenRun(turn, tool, call, input, decision, base, auditBase, { hook: hookTitle.hook, title: hookTitle.title });
+      return this.askThenRun(turn, tool, call, input, canonical, decision, base, auditBase, { hook: hookTitle.hook, title: hookTitle.title });
     }
     if (effective === 'deny') {
       this.tree.audit({ event: 'decision', ...auditBase, decision: 'deny' });
       this.tree.emit({ type: 'tool-call', ...base, effective: 'deny', by: 'policy' });
       return this.denial(tool.id, decision.reason ?? 'the policy denies this call', call, turn);
     }
-    if (effective === 'ask' && this.allowedForSession.has(sessionKey(tool.id, input))) {
+    if (effective === 'ask' && this.allowedForSession.has(sessionKey(tool.id, canonical))) {
       this.tree.audit({ event: 'decision', ...auditBase, decision: 'allow', answeredBy: 'session', answer: 'allow-session' });
       this.tree.emit({ type: 'tool-call', ...base, effective: 'allow', by: 'session' });
       return this.runTool(turn, tool, call, input);
     }
     if (effective === 'ask') {
-      return this.askThenRun(turn, tool, call, input, decision, base, auditBase, undefined);
+      return this.askThenRun(turn, tool, call, input, canonical, decision, base, auditBase, undefined);
     }
     this.tree.audit({ event: 'decision', ...auditBase, decision: 'allow' });
     this.tree.emit({ type: 'tool-call', ...base, effective: 'allow', by: 'policy' });
@@ -556,7 +559,7 @@ export class Session {
   }
 
   private async askThenRun(
-    turn: TurnCore, tool: RuntimeTool, call: ModelToolCall, input: unknown, decision: PolicyDecision,
+    turn: TurnCore, tool: RuntimeTool, call: ModelToolCall, input: unknown, canonical: string, decision: PolicyDecision,
     base: Omit<Extract<RuntimeEvent, { type: 'tool-call' }>, 'type' | 'effective' | 'by'>,
     auditBase: Omit<AuditEntry, 'time' | 'event'>,
     hook: { hook: string; title: string } | undefined,
@@ -585,7 +588,7 @@ export class Session {
     if (outcome.kind === 'closed') return JSON.stringify({ error: `not run: ${outcome.reason}` });
     const answer = outcome.answer;
     if (answer.type === 'allow') {
-      if (answer.scope === 'session') this.allowedForSession.add(sessionKey(tool.id, input));
+      if (answer.scope === 'session') this.allowedForSession.add(sessionKey(tool.id, canonical));
       return this.runTool(turn, tool, call, input);
     }
     if (outcome.by === 'timeout') {
@@ -608,18 +611,21 @@ export class Session {
     }
     let content: string;
     let ok = true;
-    const elicitations: CallElicitations = { ids: new Set(), pending: new Set() };
+    // Made at the first request for input: most calls make none.
+    let elicitations: CallElicitations | undefined;
+    let ended = false;
     try {
       const result = await this.tree.track(async () => {
         try {
           return await tool.run(input, {
             sessionId: this.id, turnId: turn.id, agent: this.agentName, workspaceFolder: this.tree.workspaceFolder, signal: turn.abort.signal,
-            elicit: (request, options) => this.elicit(turn, tool, request, elicitations, options?.signal),
+            elicit: (request, options) => this.elicit(turn, tool, request, (elicitations ??= { ids: new Set(), pending: new Set(), closed: ended }), options?.signal),
             ...(this.definition.canSpawn ? { subagents: this.subagentHost } : {}),
           });
         } finally {
           // A request for input cannot outlive the call that made it: nothing would receive the answer.
-          await this.closeElicitations(elicitations, 'the tool call ended');
+          ended = true;
+          if (elicitations) await this.closeElicitations(elicitations, 'the tool call ended');
         }
       });
       content = typeof result === 'string' ? result : (JSON.stringify(result) ?? 'null');
@@ -672,7 +678,7 @@ export class Session {
       if (record?.open) record.settle({ kind: 'closed', reason });
     }
     // Their waits end before the call's own tracking does, so the tree's count of work in flight stays right.
-    await Promise.allSettled([...call.pending]);
+    if (call.pending.size > 0) await Promise.allSettled([...call.pending]);
   }
 
   /** true when connected; otherwise the message for the model. */
@@ -903,16 +909,17 @@ export class Session {
   }
 }
 
-/** "The same call": the same tool id and the same input, as canonical JSON. */
-function sessionKey(toolId: string, input: unknown): string {
-  return `${toolId}\u0000${canonicalJson(input)}`;
+/** "The same call": the same tool id and the same input, as canonical JSON (`canonicalJson(input)`). */
+function sessionKey(toolId: string, canonicalInput: string): string {
+  return `${toolId}\u0000${canonicalInput}`;
 }
 
 /** The requests for input one tool call made, so they can be closed when it ends. */
 interface CallElicitations {
   ids: Set<string>;
   pending: Set<Promise<unknown>>;
-  closed?: boolean;
+  /** The call ended: a later request is cancelled at once. */
+  closed: boolean;
 }
 
 const ELICITATION_OUTCOME = { accept: 'accepted', decline: 'declined', cancel: 'cancelled' } as const;
@@ -952,7 +959,7 @@ function validateAnswer(callback: OpenCallback, answer: unknown, where: string):
   return answer as CallbackAnswer;
 }
 
-/** An accepted form must fit the schema the server asked with: required fields, types, enums, bounds. */
+/** An accepted form must fit the schema the server asked with: required fields, types, enums, bounds, email format. */
 function validateElicitationAnswer(schema: ElicitationSchema, answer: unknown, where: string): CallbackAnswer {
   if (!(answer instanceof ElicitationAnswer)) {
     throw new SdkError(`${where} must return ElicitationAnswer or KeepCallbackOpen for an elicitation, not ${describe(answer)}`);
@@ -967,18 +974,8 @@ function validateElicitationAnswer(schema: ElicitationSchema, answer: unknown, w
       problems.push(`"${name}" is not a field of the form`);
       continue;
     }
-    const type = field.type;
-    const fits = type === 'string' ? typeof value === 'string'
-      : type === 'boolean' ? typeof value === 'boolean'
-      : type === 'integer' ? Number.isInteger(value)
-      : typeof value === 'number' && Number.isFinite(value);
-    if (!fits) problems.push(`"${name}" must be a ${type}`);
-    else if (field.enum && !field.enum.includes(value as string)) problems.push(`"${name}" must be one of ${field.enum.join(', ')}`);
-    else if (typeof value === 'string' && ((field.minLength !== undefined && value.length < field.minLength) || (field.maxLength !== undefined && value.length > field.maxLength))) {
-      problems.push(`"${name}" must be ${field.minLength ?? 0} to ${field.maxLength ?? '∞'} characters`);
-    } else if (typeof value === 'number' && ((field.minimum !== undefined && value < field.minimum) || (field.maximum !== undefined && value > field.maximum))) {
-      problems.push(`"${name}" must be between ${field.minimum ?? '-∞'} and ${field.maximum ?? '∞'}`);
-    }
+    const problem = checkFieldValue(field, value);
+    if (problem !== undefined) problems.push(`"${name}": ${problem}`);
   }
   if (problems.length > 0) throw new SdkError(`${where}: the answer does not fit the form: ${problems.join('; ')}`);
   return answer;

@@ -2,6 +2,7 @@
 // schema, honest annotations, and a function that does the work.
 import { z } from 'zod';
 import type { ToolAnnotations, ToolDescriptor, ToolKind } from '../policy/call.js';
+import { withoutSchemaUri } from './model.js';
 
 export interface ToolRunContext {
   sessionId: string;
@@ -152,7 +153,7 @@ export function zodTool<S extends z.ZodType>(
     kind: options.kind,
     name: options.name,
     description: options.description,
-    inputJsonSchema: z.toJSONSchema(schema, { unrepresentable: 'any' }) as Record<string, unknown>,
+    inputJsonSchema: withoutSchemaUri(z.toJSONSchema(schema, { unrepresentable: 'any' }) as Record<string, unknown>),
     annotations: options.annotations ?? {},
     ...(options.tags ? { tags: options.tags } : {}),
     ...(options.pathArgs ? { pathArgs: options.pathArgs } : {}),

@@ -13,6 +13,8 @@ import type { RuntimeTool, ToolSource } from './tools.js';
 
 export const AGENTS_FILE = '.agents.jsonc';
 export const DEFAULT_AGENT_NAME = 'main';
+/** The model of an agent that names none, with no other default configured: the embedded default scenario. */
+export const DEFAULT_MODEL = 'scripted:default';
 
 /** The scenario the default agent plays with no model configured: look around, then ask to write. */
 export const DEFAULT_SCENARIO = {
@@ -36,8 +38,8 @@ export interface ModelFactoryContext {
 export type ModelFactory = (reference: string, context: ModelFactoryContext) => Model;
 
 export const scriptedModelFactory: ModelFactory = (reference, context) => {
-  if (reference === 'scripted' || reference === 'scripted:' || reference === 'scripted:default') {
-    return new ScriptedModel(DEFAULT_SCENARIO as never, { id: 'scripted:default' });
+  if (reference === 'scripted' || reference === 'scripted:' || reference === DEFAULT_MODEL) {
+    return new ScriptedModel(DEFAULT_SCENARIO as never, { id: DEFAULT_MODEL });
   }
   if (reference.startsWith('scripted:')) {
     return ScriptedModel.fromFile(path.resolve(context.baseFolder, reference.slice('scripted:'.length)));
@@ -70,7 +72,7 @@ export interface LoadAgentsOptions {
 export function loadWorkspaceAgents(options: LoadAgentsOptions): WorkspaceAgents {
   const file = options.agentsFile ?? path.join(options.workspaceFolder, AGENTS_FILE);
   const models = options.models ?? scriptedModelFactory;
-  const defaultModel = options.defaultModel || 'scripted:default';
+  const defaultModel = options.defaultModel || DEFAULT_MODEL;
   if (!fs.existsSync(file)) {
     if (options.agentsFile !== undefined) throw new Error(`${file}: no such file`);
     return { file: undefined, parsed: undefined, agents: [defaultAgent(options.workspaceFolder, models, defaultModel)], diagnostics: [] };
@@ -152,7 +154,7 @@ function agentOf(decl: AgentDeclaration, model: Model, own: ResolvedTools, subag
   });
 }
 
-export function defaultAgent(workspaceFolder: string, models: ModelFactory = scriptedModelFactory, model = 'scripted:default'): Agent {
+function defaultAgent(workspaceFolder: string, models: ModelFactory, model: string): Agent {
   return new Agent({
     name: DEFAULT_AGENT_NAME,
     model: lazyModel(model, models, { workspaceFolder, baseFolder: workspaceFolder }),

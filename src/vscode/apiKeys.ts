@@ -5,18 +5,9 @@
 export const API_KEY_SECRET_PREFIX = 'agentPolicy.apiKey:';
 export const BASE_URL_SETTING = 'agentPolicy.openaiCompatible.baseUrl';
 
-/** `https://api.openai.com/v1` → `https://api.openai.com`; throws for anything but an http(s) URL. */
-export function originOf(baseURL: string): string {
-  let url: URL;
-  try {
-    url = new URL(baseURL.trim());
-  } catch {
-    throw new Error(`"${baseURL}" is not a URL: use the API root, e.g. https://api.openai.com/v1`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`"${baseURL}" must be an http or https URL, e.g. https://api.openai.com/v1`);
-  // The origin leaves out the path, any user:password@ and a default port, and lower-cases the host.
-  return url.origin;
-}
+import { originOf } from '../runtime/providers/endpoints.js';
+
+export { originOf };
 
 /** The SecretStorage key of the API key for this base URL's origin. */
 export function secretKeyFor(baseURL: string): string {

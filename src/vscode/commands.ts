@@ -1,8 +1,8 @@
 // The extension's commands: start a session, answer what is pending, sign in, transcripts.
 import * as vscode from 'vscode';
-import { SignInAnswer, type OpenApproval, type OpenCallback, type OpenElicitation, type OpenSignIn } from '../runtime/answers.js';
+import { SignInAnswer, type OpenApproval, type OpenCallback } from '../runtime/answers.js';
 import type { HostedSession, SessionHost } from '../runtime/sessionHost.js';
-import { AGENTS_FILE, loadWorkspaceAgents } from '../runtime/workspaceAgents.js';
+import { AGENTS_FILE, DEFAULT_MODEL, loadWorkspaceAgents } from '../runtime/workspaceAgents.js';
 import { ALREADY_ANSWERED, answerCallback, answerFor, CHOICE_LABELS, type Choice } from './answering.js';
 import type { TreeNode } from './callbacksTree.js';
 import { CALLBACK_ICONS, callbackLabel, callbackSummary, describeAsker, describeRule, formatAge } from './describe.js';
@@ -59,8 +59,8 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
 
 async function startSession(ctx: CommandContext): Promise<void> {
   const { models, mcp } = await ctx.sessionDeps();
-  const { sources } = await mcp.sources();
-  const defaultModel = vscode.workspace.getConfiguration('agentPolicy').get<string>('model.default', 'scripted:default');
+  const sources = await mcp.sources();
+  const defaultModel = vscode.workspace.getConfiguration('agentPolicy').get<string>('model.default', DEFAULT_MODEL);
   const loaded = loadWorkspaceAgents({ workspaceFolder: ctx.workspaceFolder, models, toolSources: sources, defaultModel });
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
   if (errors.length > 0) {
@@ -150,20 +150,40 @@ async function answerPending(ctx: CommandContext): Promise<void> {
   await answerApproval(ctx, picked.callback);
 }
 
-/** An MCP server's request for input, from the tree, a notification or the palette. */
-async function respond(ctx: CommandContext, callbackId: string | undefined): Promise<void> {
-  const open = ctx.host.openCallbacks().filter((e) => e.callback.type === 'elicitation');
-  let callback = open.find((e) => e.callback.id === callbackId)?.callback as OpenElicitation | undefined;
-  if (!callback && callbackId === undefined) {
-    const items = callbackPicks(ctx.host, (c) => c.type === 'elicitation');
-    const picked = items.length ? await vscode.window.showQuickPick(items, { title: 'Agent Policy: Respond to a Request for Input' }) : undefined;
-    callback = picked?.callback as OpenElicitation | undefined;
+/**
+ * The open callback of a type that a command answers: the one with `callbackId`, or with none
+ * given, the one a person picks. Nothing found (or picked) tells so: `gone` when the id named
+ * one no longer open, `none` otherwise.
+ */
+async function findOpenCallback<T extends OpenCallback['type']>(
+  ctx: CommandContext,
+  type: T,
+  callbackId: string | undefined,
+  texts: { title: string; none: string; gone: string },
+): Promise<Extract<OpenCallback, { type: T }> | undefined> {
+  let callback: OpenCallback | undefined;
+  if (callbackId !== undefined) {
+    callback = ctx.host.openCallbacks().map((e) => e.callback).find((c) => c.type === type && c.id === callbackId);
+  } else {
+    const items = callbackPicks(ctx.host, (c) => c.type === type);
+    const picked = items.length ? await vscode.window.showQuickPick(items, { title: texts.title }) : undefined;
+    callback = picked?.callback;
   }
   if (!callback) {
-    void vscode.window.showInformationMessage(callbackId ? ALREADY_ANSWERED : 'Agent Policy: no request for input is waiting.');
-    return;
+    void vscode.window.showInformationMessage(callbackId ? texts.gone : texts.none);
+    return undefined;
   }
-  await answerElicitation(ctx.host, ctx.log, callback);
+  return callback as Extract<OpenCallback, { type: T }>;
+}
+
+/** An MCP server's request for input, from the tree, a notification or the palette. */
+async function respond(ctx: CommandContext, callbackId: string | undefined): Promise<void> {
+  const callback = await findOpenCallback(ctx, 'elicitation', callbackId, {
+    title: 'Agent Policy: Respond to a Request for Input',
+    none: 'Agent Policy: no request for input is waiting.',
+    gone: ALREADY_ANSWERED,
+  });
+  if (callback) await answerElicitation(ctx.host, ctx.log, callback);
 }
 
 async function answerApproval(ctx: CommandContext, callback: OpenApproval): Promise<void> {
@@ -184,26 +204,18 @@ async function answerApproval(ctx: CommandContext, callback: OpenApproval): Prom
 
 /** A sign-in names every source it asks for: each is answered connected or denied. */
 async function signIn(ctx: CommandContext, callbackId: string | undefined): Promise<void> {
-  let callback: OpenSignIn | undefined;
-  const signIns = ctx.host.openCallbacks().filter((e) => e.callback.type === 'sign-in');
-  if (callbackId) callback = signIns.find((e) => e.callback.id === callbackId)?.callback as OpenSignIn | undefined;
-  else {
-    const items = callbackPicks(ctx.host, (c) => c.type === 'sign-in');
-    const picked = items.length ? await vscode.window.showQuickPick(items, { title: 'Agent Policy: Answer Pending Sign-In' }) : undefined;
-    callback = picked?.callback as OpenSignIn | undefined;
-  }
-  if (!callback) {
-    void vscode.window.showInformationMessage('Agent Policy: no sign-in is waiting.');
-    return;
-  }
+  const none = 'Agent Policy: no sign-in is waiting.';
+  const callback = await findOpenCallback(ctx, 'sign-in', callbackId, { title: 'Agent Policy: Answer Pending Sign-In', none, gone: none });
+  if (!callback) return;
   const picks = await vscode.window.showQuickPick(
-    callback.sources.map((s) => ({ label: s.name, description: `${s.source} ${s.id} · ${s.mode}`, picked: false, id: s.id })),
+    callback.sources.map((s) => ({ label: s.name, description: `${s.source} ${s.id} · ${s.mode}`, picked: false, id: s.id, source: s.source })),
     { title: 'Agent Policy: Sign In', placeHolder: 'Check each source you have connected; the others are answered as denied', canPickMany: true },
   );
   if (!picks) return;
   // An MCP server is signed in to by giving the inputs its configuration needs (a token): escaped, nothing is answered.
+  const mcp = picks.some((p) => p.source === 'mcp') ? (await ctx.sessionDeps()).mcp : undefined;
   for (const p of picks) {
-    if (p.id.startsWith('mcp.') && !(await (await ctx.sessionDeps()).mcp.signIn(p.id))) return;
+    if (p.source === 'mcp' && !(await mcp!.signIn(p.id))) return;
   }
   const connected = picks.map((p) => p.id);
   const denied = callback.sources.map((s) => s.id).filter((id) => !connected.includes(id));

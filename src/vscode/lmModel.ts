@@ -2,7 +2,7 @@
 // references `vscode-lm:<vendor>/<family>`. The conversion to the API's messages is in lmMessages.ts.
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import { ModelError, type Model, type ModelRequest, type ModelResponse, type ModelToolCall } from '../runtime/model.js';
+import { cancelled, ModelError, type Model, type ModelRequest, type ModelResponse, type ModelToolCall } from '../runtime/model.js';
 import { describeSelector, lmErrorMessage, lmRequestOf, noModelMessage, parseLmReference, type LmMessage, type LmSelector } from './lmMessages.js';
 
 export interface VsCodeLanguageModelOptions {
@@ -93,10 +93,4 @@ function toChatMessage(message: LmMessage): vscode.LanguageModelChatMessage {
 
 function newCallId(): string {
   return `call_${randomBytes(12).toString('hex')}`;
-}
-
-function cancelled(): Error {
-  const error = new Error('cancelled');
-  error.name = 'AbortError';
-  return error;
 }

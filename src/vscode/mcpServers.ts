@@ -5,8 +5,8 @@
 // SecretStorage per workspace, server and destination, so a token typed for one server is never
 // handed to another (or to the same name pointed elsewhere).
 import * as vscode from 'vscode';
-import { loadMcpConfig, type McpConfig, type McpInputs, type McpServerConfig } from '../mcp/mcpConfig.js';
-import { describeServerLaunch, McpToolSource, serverFingerprint } from '../mcp/mcpSource.js';
+import { loadMcpConfig, type McpInputs, type McpServerConfig } from '../mcp/mcpConfig.js';
+import { describeServerLaunch, mcpToolSources, serverFingerprint, type McpToolSource } from '../mcp/mcpSource.js';
 import { MCP_CONSENT_KEY } from './apiKeys.js';
 import type { Log } from './log.js';
 
@@ -32,18 +32,17 @@ export class WorkspaceMcpServers {
   }
 
   /** Reads mcp.json afresh (servers start only when an agent that names them runs, and only once allowed). */
-  async sources(): Promise<{ sources: McpToolSource[]; config: McpConfig }> {
+  async sources(): Promise<McpToolSource[]> {
     const config = await loadMcpConfig(this.workspaceFolder);
     for (const d of config.diagnostics) this.log.warn(`${config.file}: ${d.message}`);
-    this.latest = config.servers.map((server) => new McpToolSource(server, {
+    this.latest = mcpToolSources(config, (server) => ({
       workspaceFolder: this.workspaceFolder,
       inputs: this.inputsFor(server),
-      inputDeclarations: config.inputs,
       clientInfo: { name: 'agent-policy-vscode', version: '0.1.0' },
       log: (line) => this.log.info(line),
       confirmStart: (s) => this.confirmStart(s),
     }));
-    return { sources: this.latest, config };
+    return this.latest;
   }
 
   /** Asks once per configuration (as written) whether the server may start; untrusted workspaces never start one. */

@@ -29,8 +29,10 @@ export function workspaceModelFactory(options: WorkspaceModelOptions): ModelFact
     }
     const baseURL = endpoint.value;
     let origin: string | undefined;
+    let secretKey: string | undefined;
     try {
       origin = originOf(baseURL);
+      secretKey = secretKeyFor(baseURL);
     } catch {
       // The model's constructor says what is wrong with the URL.
     }
@@ -39,7 +41,7 @@ export function workspaceModelFactory(options: WorkspaceModelOptions): ModelFact
       openaiCompatible: {
         baseURL,
         // Looked up before each request under the origin's own key: set later, it is used without a reload.
-        apiKey: async () => (origin === undefined ? undefined : await secrets.get(secretKeyFor(baseURL))),
+        apiKey: async () => (secretKey === undefined ? undefined : await secrets.get(secretKey)),
         ...(origin !== undefined ? { apiKeyHint: `store a key for ${origin} with the command 'Agent Policy: Set API Key'` } : {}),
       },
     })(reference, context);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { activated, countLabel, exactly, startSession, textOf, useVsCode, waitForFile, type VsCode } from './harness';
+import { activated, countLabel, escapeRe, exactly, sleep, startSession, textOf, transcriptText, useVsCode, waitForFile, type VsCode } from './harness';
 
 const PROMPT = 'What do the Atlas and the Beacon cost?';
 const ANSWER = 'Prices: atlas: €129.00 and beacon: €49.50.';
@@ -15,27 +15,6 @@ const WRITE_ANSWER = /main wants to run builtin\.write_file/;
 
 describe('Agent Policy in VS Code (e2e)', function () {
   const { open } = useVsCode();
-
-  /** Runs Show Session Transcript (picking the first session if it asks) until its text has `want`. */
-  async function transcript(v: VsCode, want: RegExp, timeout = 90_000): Promise<string> {
-    let text = '';
-    const rows = v.page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
-    return v.waitFor(`a session transcript matching ${want}`, async () => {
-      await v.runCommand('Agent Policy: Show Session Transcript');
-      // With several sessions it asks which one first.
-      if (await rows.first().waitFor({ state: 'visible', timeout: 3000 }).then(() => true, () => false)) {
-        const first = (await v.quickPickItems()).find((i) => i.kind === 'item');
-        if (first) await v.pickQuickItem(exactly(first.label));
-      }
-      await sleep(500);
-      text = await v.readEditorText();
-      if (want.test(text)) return text;
-      await sleep(2000);
-      return undefined;
-    }, timeout).catch((e: Error) => {
-      throw new Error(`${e.message}\n  the last transcript read:\n${text}`);
-    });
-  }
 
   async function callbackRows(v: VsCode): Promise<string[]> {
     return (await v.treeItems(VIEW)).map((i) => `${i.label} ${i.description}`).filter((l) => l.includes('builtin.write_file'));
@@ -70,7 +49,7 @@ describe('Agent Policy in VS Code (e2e)', function () {
     await v.clickNotificationButton(WRITE_ANSWER, 'Allow');
 
     await waitForFile(v, 'src/answer.txt', /atlas: €129\.00[\s\S]*beacon: €49\.50/);
-    const t = await transcript(v, new RegExp(`completed: ${escape(ANSWER)}`));
+    const t = await transcriptText(v, new RegExp(`completed: ${escapeRe(ANSWER)}`));
     assert.ok(answeredAfter(t, 'builtin.write_file', /\ballow/), `the transcript has the write and its allow:\n${t}`);
     await v.statusBarItem(countLabel(0));
     await v.screenshot('approve-transcript');
@@ -82,7 +61,7 @@ describe('Agent Policy in VS Code (e2e)', function () {
     await startSession(v, 'main', PROMPT);
     await v.clickNotificationButton(WRITE_ANSWER, 'Deny', 120_000);
 
-    const t = await transcript(v, /denied/);
+    const t = await transcriptText(v, /denied/);
     assert.ok(answeredAfter(t, 'builtin.write_file', /\bdenied\b/), `the transcript has the write and its denial:\n${t}`);
     assert.equal(fs.existsSync(path.join(v.workspace, 'src', 'answer.txt')), false, 'a denied write leaves no src/answer.txt');
     await v.statusBarItem(countLabel(0));
@@ -232,10 +211,4 @@ function answeredAfter(transcript: string, tool: string, answer: RegExp): boolea
   const lines = transcript.split('\n');
   const at = lines.findIndex((l) => l.includes(tool));
   return at >= 0 && lines.slice(at).some((l) => answer.test(l));
-}
-function escape(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

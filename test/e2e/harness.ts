@@ -88,8 +88,8 @@ function killGroup(p: ChildProcess, signal: NodeJS.Signals): void {
 
 // The page's globals, typed here since tsconfig has no DOM lib.
 type PageGlobals = { navigator: { clipboard: { readText(): Promise<string>; writeText(s: string): Promise<void> } } };
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+export const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** A regex matching exactly `s` (after trimming), for labels and button texts. */
 export const exactly = (s: string) => new RegExp(`^\\s*${escapeRe(s)}\\s*$`);
 /** What a person sees of an element (innerText: no style sheets, whitespace collapsed). */
@@ -795,12 +795,32 @@ export async function waitForFile(v: VsCode, rel: string, want: RegExp, timeout 
   });
 }
 
-/** Runs Show Session Transcript (the only session's) until its text matches `want`. */
-export async function transcriptText(v: VsCode, want: RegExp): Promise<string> {
-  return v.waitFor(`a transcript matching ${want}`, async () => {
+/** Runs Show Session Transcript (picking the first, newest, session if it asks) until its text matches `want`. */
+export async function transcriptText(v: VsCode, want: RegExp, timeout = 90_000): Promise<string> {
+  let text = '';
+  const rows = v.page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
+  return v.waitFor(`a session transcript matching ${want}`, async () => {
     await v.runCommand('Agent Policy: Show Session Transcript');
-    await new Promise((r) => setTimeout(r, 500));
-    const text = await v.readEditorText();
-    return want.test(text) ? text : undefined;
-  }, 60_000);
+    // With several sessions it asks which one first.
+    if (await rows.first().waitFor({ state: 'visible', timeout: 3000 }).then(() => true, () => false)) {
+      const first = (await v.quickPickItems()).find((i) => i.kind === 'item');
+      if (first) await v.pickQuickItem(exactly(first.label));
+    }
+    await sleep(500);
+    text = await v.readEditorText();
+    if (want.test(text)) return text;
+    await sleep(2000);
+    return undefined;
+  }, timeout).catch((e: Error) => {
+    throw new Error(`${e.message}\n  the last transcript read:\n${text}`);
+  });
+}
+
+/** Adds an agent to a workspace copy's .agents.jsonc and, given a script, its scenario `<name>.jsonc`. */
+export function addAgent(workspace: string, agent: { name: string } & Record<string, unknown>, script?: unknown[]): void {
+  const file = path.join(workspace, '.agents.jsonc');
+  const agents = parseJsonc(fs.readFileSync(file, 'utf8')) as { agents: unknown[] };
+  agents.agents.push(agent);
+  fs.writeFileSync(file, JSON.stringify(agents, null, 2));
+  if (script) fs.writeFileSync(path.join(workspace, `${agent.name}.jsonc`), JSON.stringify({ agents: { [agent.name]: script } }));
 }

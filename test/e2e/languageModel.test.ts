@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
-import { activated, CODE_SERVER_DIR, countLabel, installVsix, REPO, startSession, textOf, transcriptText, useVsCode, type VsCode, waitForFile } from './harness';
+import { activated, addAgent, CODE_SERVER_DIR, countLabel, installVsix, REPO, startSession, textOf, transcriptText, useVsCode, type VsCode, waitForFile } from './harness';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'lm-provider');
 const FIXTURE_ID = 'agent-policy-test.lm-provider-fixture';
@@ -58,16 +58,22 @@ describe('a VS Code language model (vscode-lm:) in VS Code (e2e)', function () {
     for (const dir of [extensionsDir, recordDir]) if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('an agent on vscode-lm:agent-policy-test/scripted-echo writes through a tool call the policy asks about, and finishes with the echoed result', async function () {
-    this.timeout(150_000);
-    const record = path.join(recordDir, 'writer.jsonl');
-    const v = await open('lm-writer', {
+  /** A fresh window whose `writer` agent runs on the test model (recording its requests), started. */
+  async function startWriter(recordName: string, windowName: string): Promise<{ v: VsCode; record: string }> {
+    const record = path.join(recordDir, `${recordName}.jsonl`);
+    const v = await open(windowName, {
       extensionsDir,
       settings: { 'agentPolicyTest.recordFile': record },
-      prepare: (workspace) => addAgent(workspace, { name: 'writer', model: MODEL, tools: ['builtin.write_file'] }),
+      prepare: (workspace) => addAgent(workspace, writerAgent({ name: 'writer', model: MODEL, tools: ['builtin.write_file'] })),
     });
     await activated(v);
     await startSession(v, 'writer', 'write the notes');
+    return { v, record };
+  }
+
+  it('an agent on vscode-lm:agent-policy-test/scripted-echo writes through a tool call the policy asks about, and finishes with the echoed result', async function () {
+    this.timeout(150_000);
+    const { v, record } = await startWriter('writer', 'lm-writer');
 
     // The model requires authorization (as Copilot's do): VS Code first asks whether Agent Policy
     // may use it, with Agent Policy's justification; then the policy asks about the write.
@@ -139,14 +145,7 @@ describe('a VS Code language model (vscode-lm:) in VS Code (e2e)', function () {
 
   it('when the person cancels VS Code\'s consent the session fails saying how to allow it, and the next session is asked again', async function () {
     this.timeout(150_000);
-    const record = path.join(recordDir, 'refused.jsonl');
-    const v = await open('lm-consent-cancelled', {
-      extensionsDir,
-      settings: { 'agentPolicyTest.recordFile': record },
-      prepare: (workspace) => addAgent(workspace, { name: 'writer', model: MODEL, tools: ['builtin.write_file'] }),
-    });
-    await activated(v);
-    await startSession(v, 'writer', 'write the notes');
+    const { v, record } = await startWriter('refused', 'lm-consent-cancelled');
     const consent = await answerConsentIfAsked(v, WRITER_WRITE, 'Cancel', 'lm-consent-cancel');
     assert.ok(consent, 'VS Code asked the person to allow Agent Policy to use the model');
 
@@ -171,7 +170,7 @@ describe('a VS Code language model (vscode-lm:) in VS Code (e2e)', function () {
     const v = await open('lm-missing-model', {
       extensionsDir,
       settings: { 'agentPolicyTest.recordFile': record },
-      prepare: (workspace) => addAgent(workspace, { name: 'lost', model: 'vscode-lm:nobody/nothing', tools: ['builtin.write_file'] }),
+      prepare: (workspace) => addAgent(workspace, writerAgent({ name: 'lost', model: 'vscode-lm:nobody/nothing', tools: ['builtin.write_file'] })),
     });
     await activated(v);
     await startSession(v, 'lost', 'write the notes');
@@ -187,15 +186,9 @@ describe('a VS Code language model (vscode-lm:) in VS Code (e2e)', function () {
 });
 
 /** Adds an agent to the workspace copy's .agents.jsonc. */
-function addAgent(workspace: string, agent: { name: string; model: string; tools: string[] }): void {
-  const file = path.join(workspace, '.agents.jsonc');
-  const agents = parseJsonc(fs.readFileSync(file, 'utf8')) as { agents: unknown[] };
-  agents.agents.push({
-    ...agent,
-    instructions: 'Write LM_NOTES.md with the write_file tool, then say what the tool answered.',
-    permissionMode: 'ask',
-  });
-  fs.writeFileSync(file, JSON.stringify(agents, null, 2));
+/** An agent on `model` that writes LM_NOTES.md. */
+function writerAgent(agent: { name: string; model: string; tools: string[] }): { name: string } & Record<string, unknown> {
+  return { ...agent, instructions: 'Write LM_NOTES.md with the write_file tool, then say what the tool answered.', permissionMode: 'ask' };
 }
 
 /**

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { startHttpFixture, type HttpFixture } from '../mcp/fixtures/httpServer';
-import { activated, countLabel, startSession, textOf, transcriptText, useVsCode, type VsCode, waitForFile } from './harness';
+import { activated, addAgent, countLabel, startSession, textOf, transcriptText, useVsCode, type VsCode, waitForFile } from './harness';
 
 const LIBRARIAN_WRITE = /librarian wants to run mcp\.files\.write_file/;
 
@@ -136,7 +136,7 @@ function addTokenServerAgent(workspace: string, url: string): void {
   mcp.servers.web = { type: 'http', url, headers: { Authorization: 'Bearer ${input:token}' } };
   mcp.inputs = [{ type: 'promptString', id: 'token', description: 'The token of the web server', password: true }];
   fs.writeFileSync(mcpFile, JSON.stringify(mcp, null, 2));
-  addAgent(workspace, 'webber', 'mcp.web', [{ call: 'web_echo', input: { message: 'hello' }, as: 'r' }, { say: '{{r}}' }]);
+  addAgent(workspace, mcpAgent('webber', 'mcp.web'), [{ call: 'web_echo', input: { message: 'hello' }, as: 'r' }, { say: '{{r}}' }]);
 }
 
 /** Adds server-everything and an agent that calls its elicitation tool to a workspace copy. */
@@ -145,14 +145,10 @@ function addEverythingAgent(workspace: string): void {
   const mcp = parseJsonc(fs.readFileSync(mcpFile, 'utf8')) as { servers: Record<string, unknown> };
   mcp.servers.everything = { type: 'stdio', command: process.execPath, args: [require.resolve('@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'] };
   fs.writeFileSync(mcpFile, JSON.stringify(mcp, null, 2));
-  addAgent(workspace, 'tester', 'mcp.everything', [{ call: 'everything_trigger-elicitation-request', input: {}, as: 'r' }, { say: '{{r}}' }]);
+  addAgent(workspace, mcpAgent('tester', 'mcp.everything'), [{ call: 'everything_trigger-elicitation-request', input: {}, as: 'r' }, { say: '{{r}}' }]);
 }
 
-/** An agent of the workspace copy that uses one MCP server and plays `script`. */
-function addAgent(workspace: string, name: string, server: string, script: unknown[]): void {
-  const agentsFile = path.join(workspace, '.agents.jsonc');
-  const agents = parseJsonc(fs.readFileSync(agentsFile, 'utf8')) as { agents: unknown[] };
-  agents.agents.push({ name, model: `scripted:${name}.jsonc`, tools: [server], builtins: { subagents: false } });
-  fs.writeFileSync(agentsFile, JSON.stringify(agents, null, 2));
-  fs.writeFileSync(path.join(workspace, `${name}.jsonc`), JSON.stringify({ agents: { [name]: script } }));
+/** An agent of the workspace copy that uses one MCP server and plays its own scenario file. */
+function mcpAgent(name: string, server: string): { name: string } & Record<string, unknown> {
+  return { name, model: `scripted:${name}.jsonc`, tools: [server], builtins: { subagents: false } };
 }

@@ -3,12 +3,11 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { exactly, useVsCode, type VsCode } from './harness';
+import { activated, exactly, sleep, startSession, useVsCode, type VsCode } from './harness';
 
 const PROMPT = 'What do the Atlas and the Beacon cost?';
 const WRITE_ANSWER = /main wants to run builtin\.write_file/;
 const POLICY = '.agentpolicy.jsonc';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('Editing the policy in VS Code (e2e)', function () {
   const vscode = useVsCode();
@@ -16,14 +15,8 @@ describe('Editing the policy in VS Code (e2e)', function () {
   async function open(name: string): Promise<VsCode> {
     // Text put into the editor lands exactly as given: nothing indents or formats it.
     const v = await vscode.open(name, { settings: { 'editor.autoIndent': 'none', 'editor.formatOnType': false, 'files.insertFinalNewline': false, 'files.trimTrailingWhitespace': false } });
-    await v.statusBarItem(/^Agent Policy: 0 open callbacks$/, 120_000);
+    await activated(v);
     return v;
-  }
-
-  async function startSession(v: VsCode, agent: string): Promise<void> {
-    await v.runCommand('Agent Policy: Start Agent Session');
-    await v.pickQuickItem(exactly(agent));
-    await v.typeInQuickInput(PROMPT);
   }
 
   async function problems(v: VsCode): Promise<string> {
@@ -80,7 +73,7 @@ describe('Editing the policy in VS Code (e2e)', function () {
     await v.page.keyboard.press('Control+S');
     await v.waitFor('the saved policy on disk', () => fileText(v, POLICY) === allowed, 30_000);
     await watchForAsks(v);
-    await startSession(v, 'main');
+    await startSession(v, 'main', PROMPT);
     await v.waitFor('src/answer.txt written without asking', () => /beacon/.test(fileText(v, 'src/answer.txt') ?? ''), 90_000);
     assert.equal(await v.page.evaluate('window.__asked'), false, 'no ask was raised');
     await v.screenshot('policy-switched-to-allow');
@@ -88,7 +81,7 @@ describe('Editing the policy in VS Code (e2e)', function () {
 
   it('Allow and Add Rule inserts the rule before the rule that asked, allows the call, and undo removes it', async () => {
     const v = await open('allow-and-add-rule');
-    await startSession(v, 'main');
+    await startSession(v, 'main', PROMPT);
     await v.clickNotificationButton(WRITE_ANSWER, 'More…');
     await v.pickQuickItem(/Allow and Add Rule/);
     const suggestions = (await v.quickPickItems()).filter((i) => i.kind === 'item').map((i) => i.label);
@@ -118,13 +111,13 @@ describe('Editing the policy in VS Code (e2e)', function () {
     assert.match((await held.innerText()).replace(/\s+/g, ' '), /builtin\.write_file/);
     await v.screenshot('loosening-held');
     // Not in force yet: the write is still asked.
-    await startSession(v, 'main');
+    await startSession(v, 'main', PROMPT);
     await v.notification(WRITE_ANSWER, 90_000);
     await v.clickNotificationButton(WRITE_ANSWER, 'Deny');
     assert.equal(fileText(v, 'src/answer.txt'), undefined);
     await v.clickNotificationButton(/changed outside this editor and allows more/, 'Accept');
     await watchForAsks(v);
-    await startSession(v, 'main');
+    await startSession(v, 'main', PROMPT);
     await v.waitFor('src/answer.txt written once the change was accepted', () => /beacon/.test(fileText(v, 'src/answer.txt') ?? ''), 90_000);
     assert.equal(await v.page.evaluate('window.__asked'), false, 'no ask after acceptance');
     await v.screenshot('loosening-accepted');

@@ -225,6 +225,7 @@ describe('MCP inputs per source', () => {
 
     // One store for all still works (the options object form).
     const shared = mcpToolSources(config, { inputs: stores.one });
-    assert.ok(shared.every((s) => s.options.inputs === stores.one));
+    assert.deepEqual(shared.map((s) => s.options.inputs), config.servers.map(() => stores.one));
+    assert.ok(shared.length > 1, 'the config has several servers');
   });
 });

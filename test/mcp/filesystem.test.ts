@@ -50,6 +50,7 @@ describe('MCP filesystem server over stdio', function () {
       assert.match(t.name, /^[A-Za-z0-9_-]{1,64}$/);
       assert.equal(typeof t.description, 'string');
       assert.equal(t.inputJsonSchema.type, 'object');
+      assert.equal('$schema' in t.inputJsonSchema, false, 'the schema reaches the model without $schema');
     }
     const ids = tools.map((t) => t.id);
     for (const id of ['mcp.fs.read_text_file', 'mcp.fs.write_file', 'mcp.fs.list_directory', 'mcp.fs.move_file']) assert.ok(ids.includes(id), id);

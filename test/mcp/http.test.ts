@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { parseMcpConfig } from '../../src/mcp/mcpConfig.js';
-import { inputsOf, McpSignInRequired, McpToolSource, mcpToolSources } from '../../src/mcp/mcpSource.js';
+import { McpSignInRequired, McpToolSource, mcpToolSources } from '../../src/mcp/mcpSource.js';
 import type { ElicitationRequest } from '../../src/runtime/tools.js';
 import { startHttpFixture, type HttpFixture } from './fixtures/httpServer.js';
 import { byId, call, closeAll, context, tempDir, waitFor } from './helpers.js';
@@ -109,9 +109,9 @@ describe('MCP servers over HTTP (127.0.0.1)', function () {
     it('a source tells which inputs it needs', async () => {
       fixture = await startHttpFixture({ token: TOKEN });
       const s = configured(new MemoryInputs());
-      assert.deepEqual(inputsOf(s), [{ id: 'token', description: 'Fixture token', password: true }]);
+      assert.deepEqual(s.inputs, [{ id: 'token', description: 'Fixture token', password: true }]);
       const plain = source({ type: 'http', url: fixture.url });
-      assert.deepEqual(inputsOf(plain), []);
+      assert.deepEqual(plain.inputs, []);
       assert.equal(plain.connect({ sessionId: 's', workspaceFolder: dir }).signIn, undefined);
     });
 

@@ -195,7 +195,7 @@ describe('mcp.json: loading', () => {
 
   it('a folder without .vscode/mcp.json has no servers', async () => {
     const config = await loadMcpConfig(dir);
-    assert.deepEqual(config, { file: path.join(dir, '.vscode', 'mcp.json'), servers: [], inputs: [], diagnostics: [] });
+    assert.deepEqual(config, { file: path.join(dir, '.vscode', 'mcp.json'), text: '', servers: [], inputs: [], diagnostics: [] });
   });
 
   it('reads .vscode/mcp.json of the folder', async () => {
@@ -204,5 +204,6 @@ describe('mcp.json: loading', () => {
     const config = await loadMcpConfig(dir);
     assert.deepEqual(config.servers.map((s) => s.name), ['fs']);
     assert.equal(config.file, path.join(dir, '.vscode', 'mcp.json'));
+    assert.equal(config.text, '{ "servers": { "fs": { "command": "node" } } }');
   });
 });

@@ -131,7 +131,9 @@ describe('rule edits', () => {
     it('the inserted rule then decides the call, before the rule that asked', () => {
       const text = JSON.stringify({ version: 1, rules }, null, 2);
       const target = call('builtin.write_file', { path: 'src/lib/a.ts' });
-      for (const s of ruleSuggestions(target, { workspaceFolder: ws })) {
+      const suggestions = ruleSuggestions(target, { workspaceFolder: ws });
+      assert.deepEqual(suggestions.map((s) => s.kind), ['exact', 'folder', 'tool']);
+      for (const s of suggestions) {
         const { index } = applySuggestion(text, target, s);
         assert.equal(index, 1);
       }

@@ -28,5 +28,7 @@ describe('notification texts', () => {
       assert.doesNotMatch(text, LINK, text);
     }
     assert.match(askMessage(hosted, approval), /mcp\.evil\.\[Allow all\] \(command:agentPolicy\.allow\)/);
+    assert.match(askMessage(hosted, approval), /\[click\] \(https:\/\/evil\.example\)/);
+    assert.match(askMessage(hosted, elicitation), /your bank\] \(https:\/\/evil\.example\)/);
   });
 });

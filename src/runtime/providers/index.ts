@@ -2,6 +2,7 @@
 // becomes a Model. The VS Code layer adds `vscode-lm:` and reads the key from SecretStorage.
 import { ModelError } from '../model.js';
 import { scriptedModelFactory, type ModelFactory } from '../workspaceAgents.js';
+import { originOf } from './endpoints.js';
 import { OpenAICompatibleModel } from './openaiCompatible.js';
 
 export const DEFAULT_OPENAI_COMPATIBLE_BASE_URL = 'https://api.openai.com/v1';
@@ -47,7 +48,7 @@ export function providerModelFactory(options: ProviderOptions = {}): ModelFactor
 export function openAICompatibleFromEnv(env: NodeJS.ProcessEnv = process.env): OpenAICompatibleSettings {
   const baseURL = env['AGENTPOLICY_BASE_URL'] || undefined;
   // A key meant for OpenAI never goes to another server the environment points at.
-  const openAIKey = originOf(baseURL ?? DEFAULT_OPENAI_COMPATIBLE_BASE_URL) === 'https://api.openai.com' ? env['OPENAI_API_KEY'] : undefined;
+  const openAIKey = isOpenAI(baseURL ?? DEFAULT_OPENAI_COMPATIBLE_BASE_URL) ? env['OPENAI_API_KEY'] : undefined;
   const apiKey = env['AGENTPOLICY_API_KEY'] || openAIKey || undefined;
   return {
     ...(baseURL ? { baseURL } : {}),
@@ -56,10 +57,10 @@ export function openAICompatibleFromEnv(env: NodeJS.ProcessEnv = process.env): O
   };
 }
 
-function originOf(url: string): string | undefined {
+function isOpenAI(baseURL: string): boolean {
   try {
-    return new URL(url).origin;
+    return originOf(baseURL) === 'https://api.openai.com';
   } catch {
-    return undefined;
+    return false;
   }
 }

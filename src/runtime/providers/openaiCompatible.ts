@@ -5,7 +5,8 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUse
 import type {
   ChatCompletionChunk, ChatCompletionFunctionTool, ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import { isObject, ModelError, withoutSchemaUri, type Message, type Model, type ModelRequest, type ModelResponse, type ModelToolCall } from '../model.js';
+import { cancelled, isObject, ModelError, withoutSchemaUri, type Message, type Model, type ModelRequest, type ModelResponse, type ModelToolCall } from '../model.js';
+import { originOf } from './endpoints.js';
 
 export type ToolCallIdStyle = 'any' | 'mistral';
 
@@ -46,15 +47,13 @@ export class OpenAICompatibleModel implements Model {
   private client: { key: string; client: OpenAI } | undefined;
 
   constructor(private readonly options: OpenAICompatibleOptions) {
-    let url: URL;
     try {
-      url = new URL(options.baseURL);
-    } catch {
-      throw new ModelError(`the base URL "${options.baseURL}" is not a URL: use the API root, e.g. https://api.openai.com/v1`);
+      originOf(options.baseURL);
+    } catch (error) {
+      throw new ModelError(`the base URL ${error instanceof Error ? error.message : String(error)}`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new ModelError(`the base URL "${options.baseURL}" must be http or https, e.g. https://api.openai.com/v1`);
-    }
+    // originOf parsed it as an http(s) URL.
+    const url = new URL(options.baseURL.trim());
     if (!options.model) throw new ModelError(`no model name for ${options.baseURL}: write the reference as openai-compatible:<model>`);
     this.baseURL = options.baseURL.replace(/\/+$/, '');
     this.model = options.model;
@@ -306,12 +305,6 @@ function isMistralHost(hostname: string): boolean {
   return host === 'mistral.ai' || host.endsWith('.mistral.ai');
 }
 
-
-function cancelled(): Error {
-  const error = new Error('cancelled');
-  error.name = 'AbortError';
-  return error;
-}
 
 function duration(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${Math.round(ms / 100) / 10} s`;
