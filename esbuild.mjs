@@ -15,8 +15,8 @@ const entries = [
   // Its last line notes when evaluation ended: activation = evaluation + activate(), as VS Code counts it.
   { in: 'src/vscode/extension.ts', out: 'extension', banner: 'var __agentPolicyLoadStart = performance.now();', footer: 'var __agentPolicyLoadEnd = performance.now();' },
   { in: 'src/cli/main.ts', out: 'cli', banner: '#!/usr/bin/env node' },
-  { in: 'src/policyApi.ts', out: 'policy' },
-  { in: 'src/runtime.ts', out: 'runtime' },
+  { in: 'src/entries/policy.ts', out: 'policy' },
+  { in: 'src/entries/runtime.ts', out: 'runtime' },
 ];
 
 const common = {

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { McpToolSource } from '../src/mcp/mcpSource.js';
+import { McpToolSource } from '../src/mcp/mcpToolSource.js';
 import { Agent, Builtins, PermissionPolicy, PermissionRule } from '../src/runtime/agent.js';
 import { Completed } from '../src/runtime/answers.js';
 import { FileAuditLog } from '../src/runtime/audit.js';

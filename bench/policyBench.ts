@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import type { ToolCall } from '../src/policy/call.js';
 import { PathResolver } from '../src/policy/paths.js';
 import { loadPolicyText, Policy, type DecideOptions } from '../src/policy/policy.js';
-import { splitCommand } from '../src/policy/shell.js';
+import { splitCommand } from '../src/policy/shellSplit.js';
 import { median, type BenchRow, type Target } from './table.js';
 
 export type PolicyKind = 'id-only' | 'matchers';

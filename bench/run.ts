@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { initShellParser } from '../src/policy/shell.js';
+import { initShellParser } from '../src/policy/shellParser.js';
 import { benchPolicy, type PolicyKind } from './policyBench.js';
 import { mcpBench } from './mcpBench.js';
 import { runtimeBench } from './runtimeBench.js';

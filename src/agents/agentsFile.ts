@@ -2,6 +2,7 @@
 // (runtime.md). Strict like the policy file: an unknown field is an error.
 import { findNodeAtLocation } from 'jsonc-parser';
 import { z } from 'zod';
+import type { AgentSpawnInfo } from '../policy/lint.js';
 import { parseJsoncWithSchema, type ParsedJsonc } from '../policy/parse.js';
 
 const name = z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a name is letters, digits, "_", "." or "-"');
@@ -60,4 +61,18 @@ export function parseAgentsFile(text: string, file: string): ParsedJsonc<AgentsF
     if (parsed.diagnostics.length > 0) parsed.value = undefined;
   }
   return parsed;
+}
+
+/** The JSON Schema editors validate the agents file with, generated from the zod schema so the two can never disagree. */
+export function agentsJsonSchema(): Record<string, unknown> {
+  return { ...z.toJSONSchema(AgentsFileSchema, { io: 'input', unrepresentable: 'any' }), title: 'Agent Policy agents (.agents.jsonc)' };
+}
+
+/** What the policy lint `spawn-denied` needs of the agents: which can spawn subagents, and their permission mode. */
+export function spawnInfo(agents: AgentsFile | undefined): AgentSpawnInfo[] {
+  return (agents?.agents ?? []).map((a) => ({
+    name: a.name,
+    subagents: (a.subagents ?? []).map((s) => s.name),
+    ...(a.permissionMode ? { permissionMode: a.permissionMode } : {}),
+  }));
 }

@@ -3,14 +3,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { parseAgentsFile, type AgentsFile } from '../agents/agentsFile.js';
+import { parseAgentsFile, spawnInfo, type AgentsFile } from '../agents/agentsFile.js';
 import { kindFromId, type ToolCall } from '../policy/call.js';
-import { checkPolicyLayer, spawnInfo } from '../policy/check.js';
+import { checkPolicyLayer } from '../policy/check.js';
 import { formatDiagnostic, hasErrors, LineMap, toJson, type Diagnostic, type DiagnosticJson } from '../policy/diagnostics.js';
 import { describeDecision, runInlineTests } from '../policy/inlineTests.js';
 import { loadPolicyText, Policy, type Explanation, type PolicyLayer } from '../policy/policy.js';
 import { toolKinds, type ToolKind } from '../policy/schema.js';
-import { initShellParser } from '../policy/shell.js';
+import { initShellParser } from '../policy/shellParser.js';
 import { auditTable, interruptedSessions, readAuditLog } from '../runtime/audit.js';
 import { runCommand, RunUsageError } from './run.js';
 

@@ -8,12 +8,12 @@ import { formatDiagnostic, LineMap, toJson } from '../policy/diagnostics.js';
 import { loadPolicyText, Policy, type PolicyLayer } from '../policy/policy.js';
 import { AllowApproval, DenyApproval, ElicitationAnswer, KeepCallbackOpen, SignInAnswer, type OpenCallback } from '../runtime/answers.js';
 import { FileAuditLog } from '../runtime/audit.js';
-import type { RuntimeEvent } from '../runtime/session.js';
+import type { RuntimeEvent } from '../runtime/events.js';
 import { compact, describeEvent } from '../runtime/transcript.js';
 import { openAICompatibleFromEnv, providerModelFactory } from '../runtime/providers/index.js';
 import { loadWorkspaceAgents } from '../runtime/workspaceAgents.js';
 import { loadMcpConfig, type McpInputs } from '../mcp/mcpConfig.js';
-import { mcpToolSources } from '../mcp/mcpSource.js';
+import { mcpToolSources } from '../mcp/mcpToolSource.js';
 
 export interface RunIo {
   out: (line: string) => void;

@@ -1,17 +1,8 @@
 // Everything `agentpolicy check` (and the editor's Problems panel) reports for one policy file.
-import type { AgentsFile } from '../agents/agentsFile.js';
 import type { Diagnostic } from './diagnostics.js';
 import { runInlineTests, testDiagnostics } from './inlineTests.js';
 import { lintShadowed, lintSpawnDenied, type AgentSpawnInfo } from './lint.js';
 import type { PolicyLayer } from './policy.js';
-
-export function spawnInfo(agents: AgentsFile | undefined): AgentSpawnInfo[] {
-  return (agents?.agents ?? []).map((a) => ({
-    name: a.name,
-    subagents: (a.subagents ?? []).map((s) => s.name),
-    ...(a.permissionMode ? { permissionMode: a.permissionMode } : {}),
-  }));
-}
 
 export interface CheckOptions {
   /** The agents of the workspace, for `spawn-denied`. */

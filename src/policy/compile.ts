@@ -8,7 +8,8 @@ import { compileGlobSet, compileNameGlob, GlobError, type GlobSet, type GlobTest
 import type { LineMap } from './diagnostics.js';
 import type { CallPaths, PathResolver, ResolvedPath } from './paths.js';
 import type { Decision, InputMatcher, Rule, ToolKind } from './schema.js';
-import { splitCommand, type SimpleCommand } from './shell.js';
+import { splitCommand } from './shellSplit.js';
+import type { SimpleCommand } from './shellWalker.js';
 
 export type LayerName = 'managed' | 'workspace' | 'user';
 

@@ -1,13 +1,13 @@
 // Agents, subagents and their permission policies, as a program declares them in code.
+// Imports session.ts (for `agent.startSession()`) and modules below it; no session module imports this file.
 import { loadPolicyText, Policy } from '../policy/policy.js';
 import { formatDiagnostic, toJson } from '../policy/diagnostics.js';
 import { RuleSchema, type Decision, type Rule } from '../policy/schema.js';
 import { SdkError } from './answers.js';
 import type { Model } from './model.js';
-import { startSession, type Session, type StartSessionOptions } from './session.js';
+import { startSession, type Session } from './session.js';
+import type { PermissionMode, RootAgentDefinition, StartSessionOptions, SubagentDefinition } from './sessionOptions.js';
 import type { RuntimeTool, ToolSource } from './tools.js';
-
-export type PermissionMode = 'auto' | 'ask' | 'deny';
 
 /** Which builtin tool families an agent or subagent gets. */
 export class Builtins {
@@ -58,7 +58,7 @@ export interface SubagentOptions {
   model?: Model;
 }
 
-export class Subagent {
+export class Subagent implements SubagentDefinition {
   readonly name: string;
   readonly description: string;
   readonly instructions: string;
@@ -77,13 +77,6 @@ export class Subagent {
   }
 }
 
-/** Decides whether a call needs a person regardless of the policy (e.g. protected files). */
-export interface ToolHook {
-  name: string;
-  /** Return a title to ask with, or undefined to let the policy decide alone. */
-  check(call: { tool: RuntimeTool; input: unknown; agent: string; workspaceFolder: string }): string | undefined;
-}
-
 export interface AgentOptions {
   name?: string;
   model: Model;
@@ -99,7 +92,7 @@ export interface AgentOptions {
   maxSteps?: number;
 }
 
-export class Agent {
+export class Agent implements RootAgentDefinition {
   readonly name: string;
   readonly model: Model;
   readonly instructions: string;

@@ -1,10 +1,14 @@
 // Protected files: a call that would write, rename or delete the policy files, the agents file
 // or the editor files that widen what agents may do is always asked, whatever the rules say,
 // and can never be allowed for the session. Nothing an agent does may approve the agent.
+// Imports the policy engine and session options' types only.
 import * as path from 'node:path';
 import { commandOf, effectiveHints } from '../policy/call.js';
 import { PathResolver, realpathOfExistingPrefix } from '../policy/paths.js';
-import type { ToolHook } from './agent.js';
+import type { ToolHook } from './sessionOptions.js';
+
+/** Default protected files: the policy and agents files, and the VS Code files that could widen what agents may do. */
+export const DEFAULT_PROTECTED_FILES = ['.agentpolicy.jsonc', '.agents.jsonc', '.vscode/settings.json', '.vscode/mcp.json'];
 
 export const PROTECTED_FILES_HOOK = 'protected-files';
 

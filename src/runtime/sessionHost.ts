@@ -5,7 +5,9 @@
 import type { Agent } from './agent.js';
 import { SdkError, type AnswerResult, type CallbackAnswer, type OpenCallback, type TurnState } from './answers.js';
 import { interruptedSessions, readAuditLog, type AuditSink, type RecoveredSession } from './audit.js';
-import type { RuntimeEvent, Session, StartSessionOptions } from './session.js';
+import type { RuntimeEvent } from './events.js';
+import type { Session } from './session.js';
+import type { StartSessionOptions } from './sessionOptions.js';
 import { describeEvent } from './transcript.js';
 
 export type HostedState = 'running' | 'completed' | 'failed' | 'cancelled';

@@ -1,6 +1,6 @@
 // A session's transcript as lines a person reads: the CLI prints them, the editor shows them.
 import * as path from 'node:path';
-import type { RuntimeEvent } from './session.js';
+import type { RuntimeEvent } from './events.js';
 
 export function compact(value: unknown, max = 100): string {
   return truncated(JSON.stringify(value) ?? '', max);

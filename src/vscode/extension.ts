@@ -2,7 +2,7 @@
 // creates is registered with the extension context, which disposes of it.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { initShellParser } from '../policy/shell.js';
+import { initShellParser } from '../policy/shellParser.js';
 import { FileAuditLog } from '../runtime/audit.js';
 import { SessionHost } from '../runtime/sessionHost.js';
 import { CallbacksTree } from './callbacksTree.js';
@@ -24,7 +24,7 @@ const POLICY_SELECTOR: vscode.DocumentSelector = [{ scheme: 'file', pattern: '**
 
 export interface AgentPolicyApi {
   /** The runtime, for other extensions: the same classes the `agent-policy/runtime` module exports. */
-  runtime: typeof import('../runtime.js');
+  runtime: typeof import('../entries/runtime.js');
   /** The sessions this window runs. */
   host: SessionHost;
 }
@@ -98,7 +98,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentP
     // The footer runs at the end of the bundle's evaluation; the gap before activate() is the host's.
     const evaluation = typeof __agentPolicyLoadStart === 'number' && typeof __agentPolicyLoadEnd === 'number' ? __agentPolicyLoadEnd - __agentPolicyLoadStart : 0;
     log.info(`activated in ${(evaluation + now - started).toFixed(1)} ms (bundle evaluation ${evaluation.toFixed(1)} ms, activate ${(now - started).toFixed(1)} ms) for ${workspaceFolder}${vscode.workspace.isTrusted ? '' : ' (untrusted: the workspace policy can only tighten)'}`);
-    const runtime = await import('../runtime.js');
+    const runtime = await import('../entries/runtime.js');
     return { runtime, host };
   } catch (error) {
     log.error('activation failed', error);

@@ -6,7 +6,8 @@
 // handed to another (or to the same name pointed elsewhere).
 import * as vscode from 'vscode';
 import { loadMcpConfig, type McpInputs, type McpServerConfig } from '../mcp/mcpConfig.js';
-import { describeServerLaunch, mcpToolSources, serverFingerprint, type McpToolSource } from '../mcp/mcpSource.js';
+import { describeServerLaunch, serverFingerprint } from '../mcp/mcpServerLaunch.js';
+import { mcpToolSources, type McpToolSource } from '../mcp/mcpToolSource.js';
 import { MCP_CONSENT_KEY } from './apiKeys.js';
 import type { Log } from './log.js';
 

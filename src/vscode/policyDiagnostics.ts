@@ -3,8 +3,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { parseAgentsFile } from '../agents/agentsFile.js';
-import { checkPolicyLayer, spawnInfo } from '../policy/check.js';
+import { parseAgentsFile, spawnInfo } from '../agents/agentsFile.js';
+import { checkPolicyLayer } from '../policy/check.js';
 import { LineMap, type Diagnostic } from '../policy/diagnostics.js';
 import { loadPolicyText } from '../policy/policy.js';
 import { AGENTS_FILE } from '../runtime/workspaceAgents.js';

@@ -4,13 +4,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { parseAgentsFile } from '../agents/agentsFile.js';
-import { spawnInfo } from '../policy/check.js';
+import { parseAgentsFile, spawnInfo } from '../agents/agentsFile.js';
 import { loadPolicyText } from '../policy/policy.js';
-import {
-  addSpawnAllowEdit, canAllowByWorkspaceRule, deleteRuleEdit, insertionIndex, insertRuleEdit, moveRuleEdit, renameFieldEdit,
-  ruleIndexAt, ruleSuggestions, shadowingRuleIndex, spawnAllowIndex, suggestedFieldName, type TextEdit,
-} from '../policy/ruleEdits.js';
+import type { TextEdit } from '../policy/policyEdit.js';
+import { addSpawnAllowEdit, renameFieldEdit, shadowingRuleIndex, spawnAllowIndex, suggestedFieldName } from '../policy/ruleQuickFixes.js';
+import { canAllowByWorkspaceRule, insertionIndex, ruleSuggestions } from '../policy/ruleSuggestions.js';
+import { deleteRuleEdit, insertRuleEdit, moveRuleEdit, ruleIndexAt } from '../policy/ruleTextEdits.js';
 import { AllowApproval, type OpenApproval } from '../runtime/answers.js';
 import type { SessionHost } from '../runtime/sessionHost.js';
 import { AGENTS_FILE } from '../runtime/workspaceAgents.js';

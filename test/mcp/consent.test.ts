@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { McpHttpServerConfig, McpInputs, McpServerConfig, McpStdioServerConfig } from '../../src/mcp/mcpConfig.js';
-import {
-  describeServerLaunch, McpToolSource, mcpToolSources, serverFingerprint, type McpSourceOptions,
-} from '../../src/mcp/mcpSource.js';
+import { describeServerLaunch, serverFingerprint } from '../../src/mcp/mcpServerLaunch.js';
+import type { McpSourceOptions } from '../../src/mcp/mcpSourceOptions.js';
+import { McpToolSource, mcpToolSources } from '../../src/mcp/mcpToolSource.js';
 import { startHttpFixture, type HttpFixture } from './fixtures/httpServer.js';
 import { byId, call, closeAll, context, FIXTURES, isAlive, nodeServer, pidOf, tempDir, waitFor } from './helpers.js';
 

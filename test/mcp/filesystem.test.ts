@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { McpToolSource } from '../../src/mcp/mcpSource.js';
+import { McpToolSource } from '../../src/mcp/mcpToolSource.js';
 import { byId, call, closeAll, context, FILESYSTEM_SERVER, isAlive, nodeServer, pidOf, processesWith, tempDir, waitFor } from './helpers.js';
 
 describe('MCP filesystem server over stdio', function () {

@@ -6,7 +6,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { McpServerConfig } from '../../src/mcp/mcpConfig.js';
-import type { McpConnection, McpToolSource } from '../../src/mcp/mcpSource.js';
+import type { McpConnection } from '../../src/mcp/mcpConnection.js';
+import type { McpToolSource } from '../../src/mcp/mcpToolSource.js';
 import type { RuntimeTool, ToolRunContext } from '../../src/runtime/tools.js';
 
 const ROOT = path.resolve(__dirname, '..', '..');

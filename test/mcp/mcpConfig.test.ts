@@ -6,9 +6,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { LineMap, toJson, type Diagnostic } from '../../src/policy/diagnostics.js';
 import {
-  inputIdsOf, loadMcpConfig, parseEnvFile, parseMcpConfig, resolveServer, resolveVariables,
+  loadMcpConfig, parseEnvFile, parseMcpConfig,
   type McpHttpServerConfig, type McpStdioServerConfig,
 } from '../../src/mcp/mcpConfig.js';
+import { inputIdsOf, resolveServer, resolveVariables } from '../../src/mcp/mcpVariables.js';
 
 const FILE = '/ws/.vscode/mcp.json';
 

@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { McpToolSource } from '../../src/mcp/mcpSource.js';
+import { McpToolSource } from '../../src/mcp/mcpToolSource.js';
 import {
   Agent, AllowApproval, AlreadySettled, Answered, Blocked, Builtins, DenyApproval, ElicitationAnswer, OpenApproval, OpenElicitation, OpenSignIn,
   PermissionPolicy, PermissionRule, ScriptedModel, SignInAnswer, tool,
   type OpenCallback, type RuntimeEvent, type RuntimeTool, type Session, type TurnState,
-} from '../../src/runtime.js';
+} from '../../src/entries/runtime.js';
 import { startHttpFixture, type HttpFixture } from './fixtures/httpServer.js';
 import { closeAll, EVERYTHING_SERVER, FILESYSTEM_SERVER, FIXTURES, isAlive, nodeServer, tempDir, waitFor } from './helpers.js';
 

@@ -5,7 +5,10 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { McpServerConfig } from '../../src/mcp/mcpConfig.js';
-import { flatSchema, MCP_TOOL_NAME, McpToolSource, modelFacingName, untrustedAnnotations, type McpSourceOptions } from '../../src/mcp/mcpSource.js';
+import { flatSchema } from '../../src/mcp/mcpElicitation.js';
+import type { McpSourceOptions } from '../../src/mcp/mcpSourceOptions.js';
+import { MCP_TOOL_NAME, modelFacingName, untrustedAnnotations } from '../../src/mcp/mcpToolMapping.js';
+import { McpToolSource } from '../../src/mcp/mcpToolSource.js';
 import type { ElicitationRequest, ElicitationResult, RuntimeTool } from '../../src/runtime/tools.js';
 import { byId, call, closeAll, context, FIXTURES, isAlive, nodeServer, pidOf, tempDir, waitFor } from './helpers.js';
 

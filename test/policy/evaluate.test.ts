@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ToolAnnotations, ToolCall, ToolDescriptor } from '../../src/policy/call.js';
 import { loadPolicyText, nextLayerState, Policy, type DecideOptions, type LayerState, type PolicyDecision, type PolicyLayer } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shell.js';
+import { initShellParser } from '../../src/policy/shellParser.js';
 import type { LayerName } from '../../src/policy/compile.js';
 
 type Layers = Partial<Record<LayerName, PolicyLayer | LayerState>>;

@@ -2,12 +2,12 @@
 // every call a later one could match) and `spawn-denied` (agents declare subagents but the
 // policy denies agents.spawn).
 import * as assert from 'node:assert/strict';
-import { parseAgentsFile } from '../../src/agents/agentsFile.js';
-import { checkPolicyLayer, spawnInfo } from '../../src/policy/check.js';
+import { parseAgentsFile, spawnInfo } from '../../src/agents/agentsFile.js';
+import { checkPolicyLayer } from '../../src/policy/check.js';
 import { toJson, type DiagnosticJson } from '../../src/policy/diagnostics.js';
 import { lintShadowed, lintSpawnDenied, type AgentSpawnInfo } from '../../src/policy/lint.js';
 import { loadPolicyText, Policy, type PolicyLayer } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shell.js';
+import { initShellParser } from '../../src/policy/shellParser.js';
 
 const FILE = '.agentpolicy.jsonc';
 

@@ -12,7 +12,7 @@ import {
 } from '../../src/policy/loosening.js';
 import { loadPolicyText, Policy, type DecideOptions, type PolicyLayer } from '../../src/policy/policy.js';
 import type { Decision } from '../../src/policy/schema.js';
-import { initShellParser } from '../../src/policy/shell.js';
+import { initShellParser } from '../../src/policy/shellParser.js';
 
 let ws = '';
 

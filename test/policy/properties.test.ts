@@ -27,7 +27,7 @@ import { covers, lintShadowed } from '../../src/policy/lint.js';
 import { PathResolver } from '../../src/policy/paths.js';
 import { loadPolicyText, nextLayerState, Policy, type DecideOptions, type LayerState, type PolicyDecision, type PolicyLayer } from '../../src/policy/policy.js';
 import { hintNames, toolKinds, type Decision } from '../../src/policy/schema.js';
-import { initShellParser } from '../../src/policy/shell.js';
+import { initShellParser } from '../../src/policy/shellParser.js';
 
 // ---------------------------------------------------------------------------------------------
 // Alphabets

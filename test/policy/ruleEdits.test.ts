@@ -11,13 +11,13 @@ import type { ToolCall, ToolDescriptor } from '../../src/policy/call.js';
 import { lintShadowed, lintSpawnDenied, type AgentSpawnInfo } from '../../src/policy/lint.js';
 import { probeCalls } from '../../src/policy/loosening.js';
 import { loadPolicyText, Policy, type DecideOptions, type PolicyDecision, type PolicyLayer } from '../../src/policy/policy.js';
-import {
-  addSpawnAllowEdit, canAllowByWorkspaceRule, deleteRuleEdit, detectFormatting, FRIENDLY_ID, insertionIndex, insertRuleEdit,
-  moveRuleEdit, PolicyEditError, renameFieldEdit, ruleIndexAt, ruleSuggestions, shadowingRuleIndex, spawnAllowIndex,
-  suggestedFieldName, type RuleSuggestion, type TextEdit,
-} from '../../src/policy/ruleEdits.js';
+import { PolicyEditError, type TextEdit } from '../../src/policy/policyEdit.js';
+import { FRIENDLY_ID } from '../../src/policy/ruleIds.js';
+import { addSpawnAllowEdit, renameFieldEdit, shadowingRuleIndex, spawnAllowIndex, suggestedFieldName } from '../../src/policy/ruleQuickFixes.js';
+import { canAllowByWorkspaceRule, insertionIndex, ruleSuggestions, type RuleSuggestion } from '../../src/policy/ruleSuggestions.js';
+import { deleteRuleEdit, detectFormatting, insertRuleEdit, moveRuleEdit, ruleIndexAt } from '../../src/policy/ruleTextEdits.js';
 import type { Rule } from '../../src/policy/schema.js';
-import { initShellParser } from '../../src/policy/shell.js';
+import { initShellParser } from '../../src/policy/shellParser.js';
 
 const FILE = '.agentpolicy.jsonc';
 const BALANCED = fs.readFileSync(path.join(__dirname, '../../policies/balanced.agentpolicy.jsonc'), 'utf8');

@@ -1,17 +1,9 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import fc from 'fast-check';
-import {
-  SHELL_PARSER_WASM_FILES,
-  initShellParser,
-  isShellParserReady,
-  shellParserWasmPaths,
-  splitCommand,
-  splitPlainCommand,
-  splitWithParser,
-  type SimpleCommand,
-  type SplitResult,
-} from '../../src/policy/shell.js';
+import { SHELL_PARSER_WASM_FILES, initShellParser, isShellParserReady, shellParserWasmPaths } from '../../src/policy/shellParser.js';
+import { splitCommand, splitPlainCommand, splitWithParser, type SplitResult } from '../../src/policy/shellSplit.js';
+import type { SimpleCommand } from '../../src/policy/shellWalker.js';
 
 /** Parses `source`, asserts it parsed cleanly and returns its commands. */
 function ok(source: string): SimpleCommand[] {

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import {
   Agent, AllowApproval, Blocked, Builtins, Completed, KeepCallbackOpen, OpenApproval, ScriptedModel, Subagent, tool,
   type ApprovalRequest, type CallbackContext,
-} from '../../src/runtime.js';
+} from '../../src/entries/runtime.js';
 
 const PRICES: Record<string, string> = { atlas: '1,200 EUR', nova: '850 EUR' };
 

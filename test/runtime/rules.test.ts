@@ -12,7 +12,7 @@ import {
   SignInAnswer, Subagent, tool,
   type AnswerResult, type ApprovalRequest, type CallbackContext, type RuntimeEvent, type RuntimeTool, type Session,
   type SignInSourceRequest, type TurnState,
-} from '../../src/runtime.js';
+} from '../../src/entries/runtime.js';
 import { inputDigest, type AuditEntry } from '../../src/runtime/audit.js';
 
 // ---------------------------------------------------------------------------------------------

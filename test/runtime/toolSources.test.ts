@@ -9,7 +9,7 @@ import {
   Agent, AllowApproval, AlreadySettled, Answered, Builtins, ElicitationAnswer, KeepCallbackOpen, MemoryAuditLog, OpenElicitation, PermissionPolicy,
   PermissionRule, ScriptedModel, SdkError, SignInAnswer, Subagent,
   type ElicitationRequest, type RuntimeTool, type Session, type ToolConnection, type ToolRunContext, type ToolSource,
-} from '../../src/runtime.js';
+} from '../../src/entries/runtime.js';
 import { formFields, readField, type FormField } from '../../src/runtime/elicitationForm.js';
 import { loadWorkspaceAgents } from '../../src/runtime/workspaceAgents.js';
 import { protectedFilesHook } from '../../src/runtime/protected.js';

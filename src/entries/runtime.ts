@@ -1,0 +1,27 @@
+// The package's `./runtime` entry (runtime.md): the agent runtime for programs, the CLI and
+// other extensions. Plain TypeScript, no `vscode`.
+export { Agent, Builtins, PermissionPolicy, PermissionRule, Subagent } from '../runtime/agent.js';
+export type { AgentOptions, SubagentOptions } from '../runtime/agent.js';
+export type { PermissionMode, ToolHook } from '../runtime/sessionOptions.js';
+export {
+  AllowApproval, AlreadySettled, Answered, Blocked, Completed, DenyApproval, ElicitationAnswer, Failed, KeepCallbackOpen, NotFound,
+  OpenApproval, OpenElicitation, OpenSignIn, SdkError, SignInAnswer,
+} from '../runtime/answers.js';
+export type { ApprovalRequest, ApprovalTool, OpenCallback, SignInSourceRequest, TurnState, AnswerResult } from '../runtime/answers.js';
+export { Session, startSession } from '../runtime/session.js';
+export { Turn } from '../runtime/turn.js';
+export { DEFAULT_PROTECTED_FILES } from '../runtime/protected.js';
+export type { ApprovalHandler, CallbackContext, ElicitationHandler, SignInHandler, StartSessionOptions } from '../runtime/sessionOptions.js';
+export type { RuntimeEvent } from '../runtime/events.js';
+export { tool } from '../runtime/tools.js';
+export type { ElicitationRequest, ElicitationResult, ElicitationSchema, RuntimeTool, SignInSource, ToolConnection, ToolRunContext, ToolSource } from '../runtime/tools.js';
+export { ScriptedModel } from '../runtime/scripted.js';
+export { ModelError } from '../runtime/model.js';
+export type { Model, ModelRequest, ModelResponse, Message } from '../runtime/model.js';
+export { builtinTools } from '../runtime/builtins.js';
+export { FileAuditLog, MemoryAuditLog, readAuditLog, auditTable } from '../runtime/audit.js';
+export { Policy, loadPolicyText } from '../policy/policy.js';
+export { initShellParser } from '../policy/shellParser.js';
+export { OpenAICompatibleModel } from '../runtime/providers/openaiCompatible.js';
+export type { OpenAICompatibleOptions } from '../runtime/providers/openaiCompatible.js';
+export { providerModelFactory, openAICompatibleFromEnv } from '../runtime/providers/index.js';

@@ -1,0 +1,110 @@
+// An MCP server's listed tools as runtime tools: stable ids `mcp.<server>.<tool>`, model-facing
+// names, and annotations taken as untrusted (only boolean hints, which only ever loosen what a
+// policy author chose through `effectiveHints`).
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolAnnotations } from '../policy/call.js';
+import { hintNames } from '../policy/schema.js';
+import { isObject, withoutSchemaUri } from '../runtime/model.js';
+import type { InputCheck, RuntimeTool, SignInSource, ToolRunContext } from '../runtime/tools.js';
+import type { ToolInputValidator } from './mcpInputValidator.js';
+
+/**
+ * MCP's tool names (SEP-986, with `/`). Anything else is left out: a tool's id reaches approvals
+ * and notifications, where a name like `[Open](command:x)` would be markup.
+ */
+export const MCP_TOOL_NAME = /^[A-Za-z0-9_.\-/]{1,128}$/;
+
+/** What the runtime tools of one connection check their inputs with and run through. */
+export interface McpToolHost {
+  /** The source's id, `mcp.<server>`. */
+  readonly sourceId: string;
+  readonly serverName: string;
+  readonly signIn?: SignInSource;
+  readonly validator: ToolInputValidator;
+  log(line: string): void;
+  call(toolName: string, toolId: string, input: Record<string, unknown>, context: ToolRunContext): Promise<string>;
+}
+
+/** Every tool the server lists, page by page (at most 100 pages). */
+export async function listAllTools(client: Client): Promise<McpTool[]> {
+  const tools: McpTool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 100; page++) {
+    const result = await client.listTools(cursor === undefined ? {} : { cursor });
+    tools.push(...result.tools);
+    cursor = result.nextCursor;
+    if (cursor === undefined || cursor === '') break;
+  }
+  return tools;
+}
+
+/** The listed tools as runtime tools, leaving out (and logging) invalid names and repeated ones. */
+export function toRuntimeTools(listed: readonly McpTool[], host: McpToolHost): RuntimeTool[] {
+  const names = new Set<string>();
+  const seen = new Set<string>();
+  const out: RuntimeTool[] = [];
+  for (const tool of listed) {
+    if (typeof tool.name !== 'string' || !MCP_TOOL_NAME.test(tool.name)) {
+      const shown = JSON.stringify(tool.name) ?? String(tool.name);
+      host.log(`ignoring a tool whose name is not an MCP tool name (${MCP_TOOL_NAME.source}): ${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown}`);
+      continue;
+    }
+    if (seen.has(tool.name)) {
+      host.log(`ignoring a second tool named ${tool.name}`);
+      continue;
+    }
+    seen.add(tool.name);
+    out.push(toRuntimeTool(tool, modelFacingName(host.serverName, tool.name, names), host));
+  }
+  return out;
+}
+
+function toRuntimeTool(tool: McpTool, name: string, host: McpToolHost): RuntimeTool {
+  const id = `${host.sourceId}.${tool.name}`;
+  // Without `$schema`: it tells a model nothing, and the providers send schemas as given.
+  const inputSchema = withoutSchemaUri((tool.inputSchema ?? { type: 'object' }) as Record<string, unknown>);
+  const annotations = untrustedAnnotations(tool);
+  return {
+    id,
+    kind: 'mcp',
+    name,
+    description: typeof tool.description === 'string' ? tool.description : (annotations.title ?? ''),
+    inputJsonSchema: inputSchema,
+    annotations,
+    ...(host.signIn ? { signIn: host.signIn } : {}),
+    check(input: unknown): InputCheck {
+      if (!isObject(input)) {
+        return { ok: false, error: `the input of ${tool.name} (${id}) must be a JSON object` };
+      }
+      const problem = host.validator.check(id, inputSchema, input, (line) => host.log(line));
+      if (problem !== undefined) return { ok: false, error: `the input of ${tool.name} does not fit its schema: ${problem}` };
+      return { ok: true, value: input };
+    },
+    async run(input: unknown, context: ToolRunContext): Promise<unknown> {
+      return await host.call(tool.name, id, input as Record<string, unknown>, context);
+    },
+  };
+}
+
+/** `<server>_<tool>` made to fit /^[A-Za-z0-9_-]{1,64}$/ and unique among `taken`. */
+export function modelFacingName(server: string, tool: string, taken: Set<string>): string {
+  const base = `${server}_${tool}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+  let name = base;
+  for (let n = 2; taken.has(name); n++) {
+    const suffix = `_${n}`;
+    name = `${base.slice(0, 64 - suffix.length)}${suffix}`;
+  }
+  taken.add(name);
+  return name;
+}
+
+/** Only boolean hints survive; a hint left out stays out, so the policy assumes the worst. `title` is display text. */
+export function untrustedAnnotations(tool: Pick<McpTool, 'annotations' | 'title'>): ToolAnnotations {
+  const given = (tool.annotations ?? {}) as Record<string, unknown>;
+  const out: ToolAnnotations = {};
+  for (const hint of hintNames) if (typeof given[hint] === 'boolean') out[hint] = given[hint] as boolean;
+  const title = typeof given.title === 'string' ? given.title : typeof tool.title === 'string' ? tool.title : undefined;
+  if (title !== undefined) out.title = title;
+  return out;
+}

@@ -1,0 +1,222 @@
+// "Allow and Add Rule": the rules that would allow an asked call from now on (this exact input,
+// this command prefix, this folder of paths, this tool), where in the file such a rule must go to
+// decide the call, and whether a workspace rule can change the decision at all. The editor
+// inserts the chosen rule with insertRuleEdit (ruleTextEdits.ts).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { commandOf, type ToolCall } from './call.js';
+import { mismatch, PreparedCall } from './compile.js';
+import { PathResolver } from './paths.js';
+import { loadPolicyText, Policy, type DecideOptions, type PolicyLayer } from './policy.js';
+import { friendlyId, slug, uniqueId } from './ruleIds.js';
+import type { Rule } from './schema.js';
+import { splitCommand } from './shellSplit.js';
+
+export type SuggestionKind = 'exact' | 'command' | 'folder' | 'tool';
+
+export interface RuleSuggestion {
+  kind: SuggestionKind;
+  label: string;
+  description: string;
+  rule: Rule;
+}
+
+export interface SuggestionOptions {
+  workspaceFolder: string;
+  /** Ids already used in the file: generated ids avoid them. */
+  existingIds?: Iterable<string>;
+  /** Resolve symbolic links when deciding whether a path is inside the workspace (default true). */
+  followSymlinks?: boolean;
+}
+
+/** At most this many leading words of a command make its prefix. */
+const MAX_PREFIX_WORDS = 3;
+
+/**
+ * The ways to allow an asked call from now on, narrowest first: this exact input, this command
+ * prefix, this folder of paths, this tool. Each rule alone allows the call (checked here; a
+ * suggestion that would not is dropped). When the call names a path outside the workspace
+ * folder (or a path field that is not a string), only the exact-input rule is offered.
+ */
+export function ruleSuggestions(call: ToolCall, options: SuggestionOptions): RuleSuggestion[] {
+  const resolver = new PathResolver(options.workspaceFolder, { followSymlinks: options.followSymlinks ?? true });
+  const callPaths = resolver.collect(call.input, call.tool.pathArgs);
+  const pathsInside = !callPaths.opaque && callPaths.paths.every((p) => p.relative !== null);
+  const toolSlug = slug(stripFamily(call.tool.id)) || 'tool';
+  const toolGlob = escapeGlob(call.tool.id);
+  const out: RuleSuggestion[] = [];
+
+  out.push({
+    kind: 'exact',
+    label: 'This exact input',
+    description: `${call.tool.id} ${truncate(compactJson(call.input), 100)}`,
+    rule: {
+      id: `allow-${toolSlug}-exact`,
+      tools: [toolGlob],
+      // The whole input: a rule over some fields only would also allow the same fields with others added.
+      input: { '': call.input === undefined ? { exists: false } : { equals: call.input } },
+      decision: 'allow',
+    },
+  });
+
+  if (pathsInside) {
+    const prefixes = commandPrefixes(call);
+    if (prefixes) {
+      out.push({
+        kind: 'command',
+        label: 'This command prefix',
+        description: `${prefixes.patterns.join(', ')} (${call.tool.id})`,
+        rule: { id: `allow-${toolSlug}-${slug(prefixes.words.join(' '))}`, tools: [toolGlob], commands: prefixes.patterns, decision: 'allow' },
+      });
+    }
+    // A folder rule says nothing of what a command does in that folder (`cwd`): none for commands.
+    const command = commandOf(call);
+    if (callPaths.paths.length > 0 && command.command === undefined && !command.opaque) {
+      const { globs: folders, names } = folderGlobs(callPaths.paths.map((p) => ({ relative: p.relative!, directory: isDirectory(p.absolute) })));
+      out.push({
+        kind: 'folder',
+        label: 'This folder of paths',
+        description: `${folders.join(', ')} (${call.tool.id})`,
+        rule: { id: `allow-${toolSlug}-${slug(names.join(' ')) || 'folder'}`, tools: [toolGlob], paths: folders, decision: 'allow' },
+      });
+    }
+    out.push({
+      kind: 'tool',
+      label: 'This tool',
+      description: `every call of ${call.tool.id}, whatever its input`,
+      rule: { id: `allow-${toolSlug}`, tools: [toolGlob], decision: 'allow' },
+    });
+  }
+
+  const used = new Set(options.existingIds ?? []);
+  const decideOptions: DecideOptions = { workspaceFolder: options.workspaceFolder, followSymlinks: options.followSymlinks ?? true };
+  return out.flatMap((s) => {
+    s.rule.id = uniqueId(friendlyId(s.rule.id!), used);
+    if (!allowsAlone(s.rule, call, decideOptions)) return [];
+    used.add(s.rule.id);
+    return [s];
+  });
+}
+
+/** The rule, alone in a policy, is valid and allows the call by itself. */
+function allowsAlone(rule: Rule, call: ToolCall, options: DecideOptions): boolean {
+  const layer = loadPolicyText(JSON.stringify({ version: 1, rules: [rule] }), '.agentpolicy.jsonc', 'workspace');
+  if (!layer.valid) return false;
+  const d = new Policy({ workspace: layer }).decide(call, options);
+  return d.decision === 'allow' && d.rule?.index === 0;
+}
+
+const FAMILIES = ['builtin.', 'client.', 'mcp.', 'connector.', 'plugin.'];
+
+function stripFamily(id: string): string {
+  const family = FAMILIES.find((f) => id.startsWith(f));
+  return family ? id.slice(family.length) : id;
+}
+
+/** Characters that are magic in a glob (policy globs.ts), plus the `!` that excludes. */
+const GLOB_SPECIAL = /[*?[\]{}()!+@\\]/g;
+
+/** A glob that matches exactly this text. */
+export function escapeGlob(text: string): string {
+  return text.replace(GLOB_SPECIAL, (c) => `\\${c}`);
+}
+
+function compactJson(value: unknown): string {
+  return value === undefined ? '(no input)' : (JSON.stringify(value) ?? String(value));
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/** A word that names a program or subcommand, not an argument: no options, paths, values or expansions. */
+const COMMAND_WORD = /^[A-Za-z_][A-Za-z0-9_:-]*$/;
+const PROGRAM_WORD = /^[A-Za-z0-9_./][A-Za-z0-9_./:-]*$/;
+const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_./:,-]*$/;
+
+/** Programs whose arguments are another command or code: a prefix of them allows anything. */
+const RUNS_ANYTHING = new Set([
+  'sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'csh', 'tcsh', 'pwsh', 'powershell', 'cmd',
+  'eval', 'exec', 'source', '.', 'command', 'builtin', 'env', 'sudo', 'doas', 'su', 'runuser', 'xargs', 'nohup', 'nice',
+  'timeout', 'time', 'watch', 'strace', 'setsid', 'chroot', 'ssh', 'find',
+  'python', 'python2', 'python3', 'node', 'deno', 'bun', 'perl', 'ruby', 'php', 'lua', 'osascript',
+]);
+
+/**
+ * One pattern per distinct simple command: its leading assignments, program and up to two
+ * subcommand-like words, then `*`. Undefined when some simple command has no such prefix, or can
+ * never be allowed (a redirect to a file, process substitution, unparseable text): a rule from
+ * the first command alone would not allow the whole line.
+ */
+function commandPrefixes(call: ToolCall): { patterns: string[]; words: string[] } | undefined {
+  const { command, opaque } = commandOf(call);
+  if (opaque || command === undefined) return undefined;
+  const split = splitCommand(command);
+  if (!split.ok || split.commands.length === 0) return undefined;
+  const patterns: string[] = [];
+  let firstWords: string[] | undefined;
+  for (const c of split.commands) {
+    if (c.writesToFile || c.usesProcessSubstitution) return undefined;
+    const words: string[] = [];
+    let i = 0;
+    while (i < c.words.length && ASSIGNMENT_WORD.test(c.words[i]!)) words.push(c.words[i++]!);
+    const program = c.words[i];
+    if (program === undefined || !PROGRAM_WORD.test(program) || program.startsWith('-')) return undefined;
+    // `bash *`, `sudo *`, `python3 *` would allow any command at all: no prefix for those.
+    if (RUNS_ANYTHING.has(path.posix.basename(program))) return undefined;
+    words.push(program);
+    let taken = 1;
+    for (i++; i < c.words.length && taken < MAX_PREFIX_WORDS && COMMAND_WORD.test(c.words[i]!); i++, taken++) words.push(c.words[i]!);
+    const pattern = `${words.join(' ')} *`;
+    if (!patterns.includes(pattern)) patterns.push(pattern);
+    firstWords ??= words.filter((w) => !ASSIGNMENT_WORD.test(w));
+  }
+  return { patterns, words: firstWords ?? [] };
+}
+
+/**
+ * `<dir>/**` for the folder of each path (`**` for the workspace folder itself), nested folders
+ * folded into their parents. A path that is a directory is its own folder (`src` and `src/**`).
+ */
+function folderGlobs(paths: readonly { relative: string; directory: boolean }[]): { globs: string[]; names: string[] } {
+  const dirs: { dir: string; itself: boolean }[] = [];
+  for (const p of paths) {
+    const parent = path.posix.dirname(p.relative);
+    const dir = p.directory ? p.relative : parent === '.' ? '' : parent;
+    const known = dirs.find((d) => d.dir === dir);
+    if (known) known.itself ||= p.directory;
+    else dirs.push({ dir, itself: p.directory });
+  }
+  if (dirs.some((d) => d.dir === '')) return { globs: ['**'], names: ['workspace'] };
+  const kept = dirs.filter((d) => !dirs.some((o) => o.dir !== d.dir && d.dir.startsWith(`${o.dir}/`)));
+  return {
+    globs: kept.flatMap((d) => (d.itself ? [escapeGlob(d.dir), `${escapeGlob(d.dir)}/**`] : [`${escapeGlob(d.dir)}/**`])),
+    names: kept.map((d) => d.dir),
+  };
+}
+
+function isDirectory(absolute: string): boolean {
+  try {
+    return fs.statSync(absolute).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The index of the first rule of this file that matches the call, so that a rule inserted there
+ * decides it; `rules.length` when none does. (An invalid layer has no rules in force: 0.)
+ */
+export function insertionIndex(layer: PolicyLayer, call: ToolCall, options: DecideOptions): number {
+  const prepared = new PreparedCall(call, new PathResolver(options.workspaceFolder, { followSymlinks: options.followSymlinks ?? true }));
+  const i = layer.rules.findIndex((rule) => mismatch(rule, prepared) === null);
+  return i === -1 ? layer.rules.length : i;
+}
+
+/**
+ * Whether a workspace allow rule can change this decision at all: not when a managed rule
+ * decided (it comes first), nor in an untrusted workspace (its allows only ask).
+ */
+export function canAllowByWorkspaceRule(decision: { rule: { layer: string } | null; lowered: boolean }, trusted = true): boolean {
+  return trusted && !decision.lowered && decision.rule?.layer !== 'managed';
+}

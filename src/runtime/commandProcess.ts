@@ -1,0 +1,232 @@
+// Runs a command line as a process: in its own process group, with stdin empty, stdout and
+// stderr captured up to a byte limit each, and the whole process tree killed on timeout or
+// cancellation. It knows nothing of tools or the workspace; the caller has already checked `cwd`.
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+import { errnoCode } from './fileSystem.js';
+
+/** After SIGTERM, how long the process group gets to exit before SIGKILL. */
+const KILL_GRACE_MS = 2000;
+/** After the shell exits, how long to wait for its output pipes to close (a background child may hold them). */
+const PIPE_DRAIN_MS = 250;
+
+/** What to run, where, and within which limits. */
+export interface CommandProcessOptions {
+  /** A command line, run by `/bin/sh -c`. */
+  command: string;
+  /** The absolute working directory; it must exist and be a directory. */
+  cwd: string;
+  /** After this long the process tree is killed and the result says timedOut. */
+  timeoutMs: number;
+  /** The most bytes kept of stdout and of stderr each; the middle of longer output is cut. */
+  maxOutputBytes: number;
+  /** Aborting kills the process tree and the result says cancelled (already aborted: nothing is started). */
+  signal: AbortSignal;
+}
+
+export interface CommandProcessResult {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  timedOut: boolean;
+  cancelled: boolean;
+  durationMs: number;
+}
+
+/** The shell could not be started at all (as opposed to a command that ran and failed). */
+export class CommandStartError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CommandStartError';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output capture
+
+/** Keeps the first and the last half of a stream's bytes, and counts what it drops. */
+class OutputCapture {
+  private readonly headCap: number;
+  private readonly tailCap: number;
+  private readonly head: Buffer[] = [];
+  private headBytes = 0;
+  private tail: Buffer[] = [];
+  private tailBytes = 0;
+  total = 0;
+
+  constructor(private readonly cap: number) {
+    this.headCap = Math.ceil(cap / 2);
+    this.tailCap = cap - this.headCap;
+  }
+
+  push(chunk: Buffer): void {
+    this.total += chunk.length;
+    let rest = chunk;
+    if (this.headBytes < this.headCap) {
+      const take = Math.min(this.headCap - this.headBytes, rest.length);
+      this.head.push(rest.subarray(0, take));
+      this.headBytes += take;
+      rest = rest.subarray(take);
+    }
+    if (rest.length === 0 || this.tailCap === 0) return;
+    this.tail.push(rest);
+    this.tailBytes += rest.length;
+    while (this.tailBytes > this.tailCap) {
+      const first = this.tail[0] as Buffer;
+      const excess = this.tailBytes - this.tailCap;
+      if (first.length <= excess) {
+        this.tail.shift();
+        this.tailBytes -= first.length;
+      } else {
+        this.tail[0] = first.subarray(excess);
+        this.tailBytes -= excess;
+      }
+    }
+  }
+
+  get truncated(): boolean {
+    return this.total > this.cap;
+  }
+
+  text(name: string): string {
+    if (!this.truncated) return Buffer.concat([...this.head, ...this.tail]).toString('utf8');
+    // Cut at character boundaries: hold back a partial character at the end of the head, skip
+    // continuation bytes at the start of the tail.
+    const head = new StringDecoder('utf8').write(Buffer.concat(this.head));
+    let tail = Buffer.concat(this.tail);
+    let skip = 0;
+    while (skip < 3 && skip < tail.length && ((tail[skip] as number) & 0xc0) === 0x80) skip++;
+    tail = tail.subarray(skip);
+    const omitted = this.total - this.headBytes - this.tailBytes + skip;
+    return `${head}\n[… ${name} truncated: ${omitted} of ${this.total} bytes omitted …]\n${tail.toString('utf8')}`;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Killing the process tree
+
+/** Whether a live (not zombie) process is left in the process group. */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch (error) {
+    return errnoCode(error) === 'EPERM';
+  }
+  if (process.platform !== 'linux') return true;
+  // kill(…, 0) also succeeds for zombies, which an init that does not reap leaves around forever.
+  try {
+    for (const name of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      let stat: string;
+      try {
+        stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      } catch {
+        continue;
+      }
+      // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+    }
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+function killGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ---------------------------------------------------------------------------------------------
+// Running
+
+/**
+ * Runs `options.command` with `/bin/sh -c` and resolves when the shell has exited (and, if it was
+ * killed, its whole process group is gone). A non-zero exit code is a result, not an error; only
+ * a shell that cannot be started rejects, with CommandStartError.
+ */
+export async function runCommandProcess(options: CommandProcessOptions): Promise<CommandProcessResult> {
+  const { command, cwd, timeoutMs, maxOutputBytes, signal: abortSignal } = options;
+  const started = Date.now();
+  const stdout = new OutputCapture(maxOutputBytes);
+  const stderr = new OutputCapture(maxOutputBytes);
+  const finish = (exitCode: number | null, signal: string | null, timedOut: boolean, cancelled: boolean): CommandProcessResult => ({
+    exitCode,
+    signal,
+    stdout: stdout.text('stdout'),
+    stderr: stderr.text('stderr'),
+    stdoutTruncated: stdout.truncated,
+    stderrTruncated: stderr.truncated,
+    timedOut,
+    cancelled,
+    durationMs: Date.now() - started,
+  });
+  if (abortSignal.aborted) return finish(null, null, false, true);
+
+  const child = spawn('/bin/sh', ['-c', command], {
+    cwd,
+    detached: true, // its own process group, so the whole group can be killed
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.on('error', (error) => {
+      if (child.pid === undefined) reject(new CommandStartError(`could not start /bin/sh: ${error.message}`));
+    });
+  });
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+
+  let timedOut = false;
+  let cancelled = false;
+  let killing: Promise<void> | undefined;
+  const terminate = (): void => {
+    const pgid = child.pid;
+    if (killing || pgid === undefined) return;
+    killGroup(pgid, 'SIGTERM');
+    killing = (async () => {
+      const deadline = Date.now() + KILL_GRACE_MS;
+      while (Date.now() < deadline) {
+        await sleep(50);
+        if (!groupAlive(pgid)) return;
+      }
+      killGroup(pgid, 'SIGKILL');
+    })();
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    terminate();
+  }, timeoutMs);
+  const onAbort = (): void => {
+    cancelled = true;
+    terminate();
+  };
+  abortSignal.addEventListener('abort', onAbort, { once: true });
+
+  try {
+    const { code, signal } = await exited;
+    clearTimeout(timer);
+    abortSignal.removeEventListener('abort', onAbort);
+    if (killing) await killing;
+    // Output may still be in the pipes; a background child may also hold them open: wait a little, not for it.
+    await Promise.race([closed, sleep(PIPE_DRAIN_MS)]);
+    child.stdout.destroy();
+    child.stderr.destroy();
+    return finish(code, signal, timedOut, cancelled);
+  } finally {
+    clearTimeout(timer);
+    abortSignal.removeEventListener('abort', onAbort);
+  }
+}

@@ -1,0 +1,216 @@
+// The builtin tools that change files: write_file, delete_file and rename_file. Each path
+// argument is confined to the workspace folder first (see workspacePaths.ts), and none of them
+// touches the workspace folder itself.
+import * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { PathResolver } from '../policy/paths.js';
+import { errnoCode, fsError, lstatOrUndefined, typeOf, type EntryType } from './fileSystem.js';
+import { withInputSchema } from './toolInputSchema.js';
+import { zodTool, type RuntimeTool } from './tools.js';
+import { CONFINED, confine, refuseWorkspaceRoot } from './workspacePaths.js';
+
+const { O_WRONLY, O_CREAT, O_TRUNC, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+
+export interface WriteFileResult {
+  path: string;
+  bytes: number;
+  created: boolean;
+}
+export interface DeleteFileResult {
+  path: string;
+  /** False when nothing existed at the path. */
+  deleted: boolean;
+  type?: EntryType;
+}
+export interface RenameFileResult {
+  from: string;
+  to: string;
+  /** Something existed at `to` and was replaced. */
+  overwritten: boolean;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemas
+
+const WriteFileInput = z.strictObject({
+  path: z.string().min(1).describe('File path, relative to the workspace folder.'),
+  content: z.string().describe('The complete new content of the file.'),
+  createDirectories: z.boolean().optional().describe('Create missing parent directories. Default false.'),
+});
+
+const DeleteFileInput = z.strictObject({
+  path: z.string().min(1).describe('File or directory path, relative to the workspace folder.'),
+  recursive: z.boolean().optional().describe('Required to delete a non-empty directory. Default false.'),
+});
+
+const RenameFileInput = z.strictObject({
+  from: z.string().min(1).describe('Existing path, relative to the workspace folder.'),
+  to: z.string().min(1).describe('New path, relative to the workspace folder. Its parent directory must exist.'),
+  overwrite: z.boolean().optional().describe('Replace whatever exists at "to". Default false.'),
+});
+
+// ---------------------------------------------------------------------------------------------
+// The tools
+
+/** `builtin.write_file`. */
+export function writeFileTool(): RuntimeTool {
+  return withInputSchema(
+    zodTool(
+      {
+        id: 'builtin.write_file',
+        kind: 'builtin',
+        name: 'write_file',
+        description:
+          `Create or replace a file with exactly the given content (UTF-8). Missing parent directories are created only with createDirectories: true. ${CONFINED}`,
+        inputSchema: WriteFileInput,
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+        pathArgs: ['path'],
+      },
+      async (input, context): Promise<WriteFileResult> => {
+        const tool = 'write_file';
+        const target = confine(new PathResolver(context.workspaceFolder), tool, 'path', input.path);
+        refuseWorkspaceRoot(tool, 'path', input.path, target);
+        try {
+          const existing = await lstatOrUndefined(target.absolute);
+          if (existing && !existing.isFile()) {
+            throw new Error(`${tool}: ${JSON.stringify(input.path)} exists and is a ${existing.isDirectory() ? 'directory' : 'special file'}; not written`);
+          }
+          const parent = path.dirname(target.absolute);
+          if (input.createDirectories) {
+            await fsp.mkdir(parent, { recursive: true });
+          } else {
+            const parentStat = await lstatOrUndefined(parent);
+            if (!parentStat) {
+              throw new Error(`${tool}: the parent directory of ${JSON.stringify(input.path)} does not exist; pass createDirectories: true to create it`);
+            }
+            if (!parentStat.isDirectory()) throw new Error(`${tool}: the parent of ${JSON.stringify(input.path)} is not a directory`);
+          }
+          const data = Buffer.from(input.content, 'utf8');
+          const handle = await fsp.open(target.absolute, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK, 0o666);
+          try {
+            const st = await handle.stat();
+            if (!st.isFile()) throw new Error(`${tool}: ${JSON.stringify(input.path)} is not a regular file; not written`);
+            await handle.writeFile(data);
+          } finally {
+            await handle.close();
+          }
+          return { path: target.display, bytes: data.length, created: existing === undefined };
+        } catch (error) {
+          if (error instanceof Error && error.message.startsWith(`${tool}:`)) throw error;
+          throw fsError(tool, input.path, error);
+        }
+      },
+    ),
+    WriteFileInput,
+  );
+}
+
+/** `builtin.delete_file`. */
+export function deleteFileTool(): RuntimeTool {
+  return withInputSchema(
+    zodTool(
+      {
+        id: 'builtin.delete_file',
+        kind: 'builtin',
+        name: 'delete_file',
+        description:
+          `Delete a file, or a directory (a non-empty one only with recursive: true). The workspace folder itself cannot be deleted. ` +
+          `A path that does not exist is reported with deleted: false. ${CONFINED}`,
+        inputSchema: DeleteFileInput,
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+        pathArgs: ['path'],
+      },
+      async (input, context): Promise<DeleteFileResult> => {
+        const tool = 'delete_file';
+        const target = confine(new PathResolver(context.workspaceFolder), tool, 'path', input.path);
+        refuseWorkspaceRoot(tool, 'path', input.path, target);
+        try {
+          const st = await lstatOrUndefined(target.absolute);
+          if (!st) return { path: target.display, deleted: false };
+          const type = typeOf(st);
+          if (type === 'directory') {
+            if (input.recursive) await fsp.rm(target.absolute, { recursive: true, force: false });
+            else {
+              try {
+                await fsp.rmdir(target.absolute);
+              } catch (error) {
+                const code = errnoCode(error);
+                if (code === 'ENOTEMPTY' || code === 'EEXIST') {
+                  throw new Error(`${tool}: ${JSON.stringify(input.path)} is a non-empty directory; pass recursive: true to delete it and its contents`);
+                }
+                throw error;
+              }
+            }
+          } else {
+            await fsp.unlink(target.absolute);
+          }
+          return { path: target.display, deleted: true, type };
+        } catch (error) {
+          if (error instanceof Error && error.message.startsWith(`${tool}:`)) throw error;
+          throw fsError(tool, input.path, error);
+        }
+      },
+    ),
+    DeleteFileInput,
+  );
+}
+
+/** `builtin.rename_file`. */
+export function renameFileTool(): RuntimeTool {
+  return withInputSchema(
+    zodTool(
+      {
+        id: 'builtin.rename_file',
+        kind: 'builtin',
+        name: 'rename_file',
+        description:
+          `Rename or move a file or directory within the workspace folder. Refuses to replace an existing "to" unless overwrite: true. ${CONFINED}`,
+        inputSchema: RenameFileInput,
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+        pathArgs: ['from', 'to'],
+      },
+      async (input, context): Promise<RenameFileResult> => {
+        const tool = 'rename_file';
+        const resolver = new PathResolver(context.workspaceFolder);
+        // Both are confined before either is touched.
+        const from = confine(resolver, tool, 'from', input.from);
+        const to = confine(resolver, tool, 'to', input.to);
+        refuseWorkspaceRoot(tool, 'from', input.from, from);
+        refuseWorkspaceRoot(tool, 'to', input.to, to);
+        try {
+          const fromStat = await lstatOrUndefined(from.absolute);
+          if (!fromStat) throw new Error(`${tool}: ${JSON.stringify(input.from)} does not exist`);
+          if (from.absolute === to.absolute) return { from: from.display, to: to.display, overwritten: false };
+          if (fromStat.isDirectory() && to.absolute.startsWith(from.absolute + path.sep)) {
+            throw new Error(`${tool}: cannot move the directory ${JSON.stringify(input.from)} into itself (${JSON.stringify(input.to)})`);
+          }
+          const toStat = await lstatOrUndefined(to.absolute);
+          if (toStat && !input.overwrite) {
+            throw new Error(`${tool}: ${JSON.stringify(input.to)} already exists; pass overwrite: true to replace it`);
+          }
+          const parentStat = await lstatOrUndefined(path.dirname(to.absolute));
+          if (!parentStat?.isDirectory()) {
+            throw new Error(`${tool}: the parent directory of ${JSON.stringify(input.to)} does not exist`);
+          }
+          try {
+            await fsp.rename(from.absolute, to.absolute);
+          } catch (error) {
+            const code = errnoCode(error);
+            if (code === 'ENOTEMPTY' || code === 'EEXIST') throw new Error(`${tool}: ${JSON.stringify(input.to)} is a non-empty directory; not replaced`);
+            if (code === 'EISDIR' || code === 'ENOTDIR') {
+              throw new Error(`${tool}: cannot replace ${JSON.stringify(input.to)}: one of the two is a directory and the other is not`);
+            }
+            throw error;
+          }
+          return { from: from.display, to: to.display, overwritten: toStat !== undefined };
+        } catch (error) {
+          if (error instanceof Error && error.message.startsWith(`${tool}:`)) throw error;
+          throw fsError(tool, input.from, error);
+        }
+      },
+    ),
+    RenameFileInput,
+  );
+}

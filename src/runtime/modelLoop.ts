@@ -1,0 +1,121 @@
+// The model loop of one session: the conversation so far, the tool sources listed before a
+// model call, then model call, tool calls, model call… until the model answers without a call.
+// Imports signIn.ts, turn.ts and types only (tree, session definition, tool calls, model, tools).
+import type { Message } from './model.js';
+import type { SessionDefinition } from './sessionDefinition.js';
+import { ensureSignedIn } from './signIn.js';
+import type { ToolCalls } from './toolCall.js';
+import type { Tree, TreeSession } from './tree.js';
+import { endTurn, type TurnCore } from './turn.js';
+import type { RuntimeTool } from './tools.js';
+
+export class ModelLoop {
+  private readonly messages: Message[] = [];
+  /** Tool sources listed so far (by source id), so a source is listed once per session. */
+  private readonly listedSources = new Set<string>();
+  /** Sources that failed to list in the current turn: tried again at the next turn, not at every step. */
+  private failedSources = new Set<string>();
+
+  constructor(
+    private readonly tree: Tree,
+    private readonly session: TreeSession,
+    private readonly definition: SessionDefinition,
+    private readonly toolCalls: ToolCalls,
+  ) {}
+
+  /** Runs `turn` from its prompt to its end; never throws (a failure fails the turn). */
+  async run(turn: TurnCore, prompt: string): Promise<void> {
+    this.messages.push({ role: 'user', content: prompt });
+    this.failedSources = new Set();
+    try {
+      for (let step = 0; step < this.definition.maxSteps; step++) {
+        if (turn.abort.signal.aborted) return;
+        if (this.listedSources.size + this.failedSources.size < this.definition.toolSources.length) await this.listToolSources(turn);
+        if (turn.abort.signal.aborted) return;
+        const tools = [...this.definition.tools.values()].map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputJsonSchema }));
+        const response = await this.tree.track(() =>
+          this.definition.model.respond({
+            agent: this.session.agentName, sessionId: this.session.id, instructions: this.definition.instructions,
+            messages: this.messages, tools, signal: turn.abort.signal,
+          }),
+        );
+        if (turn.abort.signal.aborted) return;
+        this.messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls });
+        if (response.text) this.tree.emit({ type: 'message', sessionId: this.session.id, turnId: turn.id, agent: this.session.agentName, text: response.text });
+        if (response.toolCalls.length === 0) {
+          endTurn(this.tree, this.session, turn, 'completed', response.text);
+          return;
+        }
+        const results = await Promise.all(response.toolCalls.map((call) => this.toolCalls.call(turn, call)));
+        if (turn.abort.signal.aborted) return;
+        response.toolCalls.forEach((call, i) => this.messages.push({ role: 'tool', callId: call.id, name: call.name, content: results[i]! }));
+      }
+      endTurn(this.tree, this.session, turn, 'failed', `the agent made ${this.definition.maxSteps} model calls without finishing the turn`);
+    } catch (error) {
+      endTurn(this.tree, this.session, turn, 'failed', turn.abort.signal.aborted ? 'cancelled' : error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  /**
+   * Connects the session's tool sources that are not listed yet and adds their tools. A source
+   * that needs a sign-in opens one first; one that cannot be listed is left out with a warning,
+   * so one broken server does not stop the agent.
+   */
+  private async listToolSources(turn: TurnCore): Promise<void> {
+    const pending = this.definition.toolSources.filter((s) => !this.listedSources.has(s.id) && !this.failedSources.has(s.id));
+    await Promise.all(pending.map(async (source) => {
+      let connection = this.tree.connections.get(source.id);
+      if (!connection) {
+        connection = source.connect({ sessionId: this.tree.rootOf(this.session).id, workspaceFolder: this.tree.workspaceFolder });
+        this.tree.connections.set(source.id, connection);
+      }
+      if (connection.signIn) {
+        const signedIn = await ensureSignedIn(this.tree, this.session, turn, connection.signIn);
+        if (signedIn !== true) {
+          this.listedSources.add(source.id);
+          this.warn(`the tools of ${source.name} are not available in this session: ${signedIn}`);
+          return;
+        }
+      }
+      let tools: RuntimeTool[];
+      try {
+        try {
+          tools = await this.tree.track(() => connection.tools(turn.abort.signal));
+        } catch (error) {
+          // The server refused the credentials it was given (a 401): ask the person to sign in again, then list once more.
+          if (!(error instanceof Error && error.name === 'McpSignInRequired' && connection.signIn)) throw error;
+          const signedIn = await ensureSignedIn(this.tree, this.session, turn, connection.signIn);
+          if (signedIn !== true) throw new Error(signedIn);
+          tools = await this.tree.track(() => connection.tools(turn.abort.signal));
+        }
+      } catch (error) {
+        this.failedSources.add(source.id);
+        this.warn(`the tools of ${source.name} could not be listed: ${error instanceof Error ? error.message : String(error)}`);
+        return;
+      }
+      this.listedSources.add(source.id);
+      for (const t of tools) {
+        if (!t.id.startsWith(`${source.id}.`)) {
+          this.warn(`${source.name} offered a tool with id ${t.id}, outside ${source.id}.*: left out`);
+          continue;
+        }
+        const clash = this.definition.tools.get(t.name);
+        if (clash) {
+          this.warn(`${source.name} offered a tool named "${t.name}", already the name of ${clash.id}: left out`);
+          continue;
+        }
+        this.definition.tools.set(t.name, t);
+      }
+    }));
+  }
+
+  /** Drops the tools of listed sources (their connection is closed); the next model call lists them again. */
+  forgetSourceTools(): void {
+    for (const [name, t] of this.definition.tools) if (this.definition.toolSources.some((s) => t.id.startsWith(`${s.id}.`))) this.definition.tools.delete(name);
+    this.listedSources.clear();
+  }
+
+  private warn(message: string): void {
+    this.tree.warn(this.session, message);
+  }
+}

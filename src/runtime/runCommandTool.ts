@@ -1,0 +1,83 @@
+// The builtin run_command tool: confines its cwd to the workspace folder, then hands the command
+// to the process runner (commandProcess.ts).
+import type * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
+import { z } from 'zod';
+import { PathResolver } from '../policy/paths.js';
+import { CommandStartError, runCommandProcess, type CommandProcessResult } from './commandProcess.js';
+import { fsError } from './fileSystem.js';
+import { withInputSchema } from './toolInputSchema.js';
+import { zodTool, type RuntimeTool, type ToolRunContext } from './tools.js';
+import { confine } from './workspacePaths.js';
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+const MAX_TIMEOUT_MS = 60 * 60_000;
+const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
+
+/** What run_command returns: the process's result as it is. */
+export type RunCommandResult = CommandProcessResult;
+
+const RunCommandInput = z.strictObject({
+  command: z.string().min(1).describe('A command line, run by /bin/sh -c.'),
+  cwd: z.string().min(1).optional().describe('Working directory, relative to the workspace folder. Default: the workspace folder.'),
+  timeoutMs: z.number().int().min(1).max(MAX_TIMEOUT_MS).optional().describe('Time limit in milliseconds.'),
+});
+
+async function runCommand(
+  input: z.infer<typeof RunCommandInput>,
+  context: ToolRunContext,
+  defaultTimeoutMs: number,
+  maxOutputBytes: number,
+): Promise<RunCommandResult> {
+  const tool = 'run_command';
+  const cwdArg = input.cwd ?? '.';
+  const cwd = confine(new PathResolver(context.workspaceFolder), tool, 'cwd', cwdArg);
+  let st: fs.Stats;
+  try {
+    st = await fsp.stat(cwd.absolute);
+  } catch (error) {
+    throw fsError(tool, cwdArg, error);
+  }
+  if (!st.isDirectory()) throw new Error(`${tool}: cwd ${JSON.stringify(cwdArg)} is not a directory`);
+
+  try {
+    return await runCommandProcess({
+      command: input.command,
+      cwd: cwd.absolute,
+      timeoutMs: input.timeoutMs ?? defaultTimeoutMs,
+      maxOutputBytes,
+      signal: context.signal,
+    });
+  } catch (error) {
+    if (error instanceof CommandStartError) throw new Error(`${tool}: ${error.message}`);
+    throw error;
+  }
+}
+
+/** `builtin.run_command`: `/bin/sh -c command` in the workspace folder (or a cwd inside it). */
+export function runCommandTool(options: { defaultTimeoutMs?: number; maxOutputBytes?: number } = {}): RuntimeTool {
+  const defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  if (!Number.isInteger(defaultTimeoutMs) || defaultTimeoutMs < 1) throw new Error(`runCommandTool: defaultTimeoutMs must be a positive integer`);
+  if (!Number.isInteger(maxOutputBytes) || maxOutputBytes < 1) throw new Error(`runCommandTool: maxOutputBytes must be a positive integer`);
+  return withInputSchema(
+    zodTool(
+      {
+        id: 'builtin.run_command',
+        kind: 'builtin',
+        name: 'run_command',
+        description:
+          `Run a shell command with /bin/sh -c, in the workspace folder or in cwd (relative to it). Returns the exit code, stdout and stderr ` +
+          `(each capped at ${maxOutputBytes} bytes; the middle of longer output is cut and the result says so). ` +
+          `The command and everything it started are killed after timeoutMs (default ${defaultTimeoutMs} ms) or when the turn is cancelled. ` +
+          `A non-zero exit code is a result, not an error. stdin is empty.`,
+        inputSchema: RunCommandInput,
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+        pathArgs: ['cwd'],
+        commandArg: 'command',
+      },
+      (input, context) => runCommand(input, context, defaultTimeoutMs, maxOutputBytes),
+    ),
+    RunCommandInput,
+  );
+}

@@ -1,0 +1,201 @@
+// One tool call of the model, top to bottom: check the input, decide (the policy), let the hooks
+// ask (protected files), ask a person when it must, run the tool, and audit and report each step.
+// The audit line is written before the tool runs. `allowedForSession` remembers the calls a
+// person allowed for the session.
+// Imports the policy engine, answers, audit, callbacks, signIn, elicitation, tree (for newId)
+// and types only (turn, events, model, tools); never session.ts.
+import type { ToolCall } from '../policy/call.js';
+import { canonicalJson, InputTooDeepError } from '../policy/compile.js';
+import { permissionModeDecision } from '../policy/lint.js';
+import type { PolicyDecision } from '../policy/policy.js';
+import { OpenApproval, type ApprovalRequest } from './answers.js';
+import { inputDigest, summarizeInput, type AuditEntry } from './audit.js';
+import { openCallback } from './callbacks.js';
+import { closeElicitations, elicit, type CallElicitations } from './elicitation.js';
+import type { RuntimeEvent } from './events.js';
+import type { ModelToolCall } from './model.js';
+import { ensureSignedIn } from './signIn.js';
+import { newId, type SessionScope, type Tree } from './tree.js';
+import type { TurnCore } from './turn.js';
+import type { RuntimeTool, SubagentHost } from './tools.js';
+
+const NEVER_ASK = new Set(['agents.message', 'agents.wait', 'agents.interrupt']);
+
+type ToolCallEvent = Omit<Extract<RuntimeEvent, { type: 'tool-call' }>, 'type' | 'effective' | 'by'>;
+type AuditBase = Omit<AuditEntry, 'time' | 'event'>;
+
+/** The policy's decision on a call, or the permission mode's when the tree has no policy. */
+export function decide(tree: Tree, call: ToolCall): PolicyDecision {
+  const source = tree.policySource;
+  const policy = typeof source === 'function' ? source() : source;
+  const trust = tree.options.trusted;
+  const trusted = typeof trust === 'function' ? trust() : (trust ?? true);
+  const fallback = permissionModeDecision(tree.permissionMode);
+  if (!policy) return { decision: fallback, rule: null, lowered: false, warnings: [], defaultFrom: null, ...(fallback === 'ask' ? { ask: { onTimeout: 'deny', remember: 'session' } } : {}) };
+  return policy.decide(call, { workspaceFolder: tree.workspaceFolder, trusted, fallbackDefault: fallback });
+}
+
+/** The first hook that asks about this call, with its title. */
+function hookAsks(tree: Tree, agent: string, tool: RuntimeTool, input: unknown): { hook: string; title: string } | undefined {
+  for (const hook of tree.hooks) {
+    const title = hook.check({ tool, input, agent, workspaceFolder: tree.workspaceFolder });
+    if (title !== undefined) return { hook: hook.name, title };
+  }
+  return undefined;
+}
+
+/** "The same call": the same tool id and the same input, as canonical JSON (`canonicalJson(input)`). */
+function sessionKey(toolId: string, canonicalInput: string): string {
+  return `${toolId}\u0000${canonicalInput}`;
+}
+
+/** The tool calls of one session. */
+export class ToolCalls {
+  private readonly allowedForSession = new Set<string>();
+
+  constructor(
+    private readonly tree: Tree,
+    private readonly session: SessionScope,
+    /** The session's tools by the name the model calls them (tool sources add theirs as they are listed). */
+    private readonly tools: ReadonlyMap<string, RuntimeTool>,
+    /** Set when the session may start subagents: the agents.* tools' view of it. */
+    private readonly subagents: SubagentHost | undefined,
+  ) {}
+
+  /** Judges one call, asks when it must, runs it when allowed; returns the content for the model. */
+  async call(turn: TurnCore, call: ModelToolCall): Promise<string> {
+    const tool = this.tools.get(call.name);
+    if (!tool) {
+      return JSON.stringify({ error: `there is no tool named "${call.name}"; the tools are: ${[...this.tools.keys()].join(', ')}` });
+    }
+    const checked = tool.check(call.input);
+    if (!checked.ok) return JSON.stringify({ error: `invalid input for ${call.name}: ${checked.error}` });
+    const input = checked.value;
+    // Computed once: the depth check, the audit digest and the session key all use it.
+    let canonical: string;
+    try {
+      canonical = canonicalJson(input);
+    } catch (error) {
+      if (error instanceof InputTooDeepError) return JSON.stringify({ error: `invalid input for ${call.name}: ${error.message}` });
+      throw error;
+    }
+    const agent = this.session.agentName;
+    const policyCall: ToolCall = { tool, input, agent };
+    const decision = decide(this.tree, policyCall);
+    const hookTitle = decision.decision === 'deny' ? undefined : hookAsks(this.tree, agent, tool, input);
+    const base: ToolCallEvent = { sessionId: this.session.id, turnId: turn.id, agent, callId: call.id, toolId: tool.id, name: call.name, input, decision };
+    // Digest and summary cost more than the decision itself: only made when there is an audit log.
+    const auditBase: AuditBase = this.tree.options.audit === undefined ? { session: this.session.id } : {
+      session: this.session.id, turn: turn.id, agent, tool: tool.id, inputDigest: inputDigest(input, canonical),
+      summary: summarizeInput(input), rule: decision.rule, lowered: decision.lowered,
+      ...(decision.rule === null ? { default: decision.defaultFrom ?? 'permissionMode' } : {}),
+      ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+    };
+
+    let effective = decision.decision;
+    if (effective === 'ask' && NEVER_ASK.has(tool.id)) effective = 'allow';
+
+    if (hookTitle !== undefined) {
+      return this.askThenRun(turn, tool, call, input, canonical, decision, base, auditBase, { hook: hookTitle.hook, title: hookTitle.title });
+    }
+    if (effective === 'deny') {
+      this.tree.audit({ event: 'decision', ...auditBase, decision: 'deny' });
+      this.tree.emit({ type: 'tool-call', ...base, effective: 'deny', by: 'policy' });
+      return this.denial(tool.id, decision.reason ?? 'the policy denies this call', call, turn);
+    }
+    if (effective === 'ask' && this.allowedForSession.has(sessionKey(tool.id, canonical))) {
+      this.tree.audit({ event: 'decision', ...auditBase, decision: 'allow', answeredBy: 'session', answer: 'allow-session' });
+      this.tree.emit({ type: 'tool-call', ...base, effective: 'allow', by: 'session' });
+      return this.runTool(turn, tool, call, input);
+    }
+    if (effective === 'ask') {
+      return this.askThenRun(turn, tool, call, input, canonical, decision, base, auditBase, undefined);
+    }
+    this.tree.audit({ event: 'decision', ...auditBase, decision: 'allow' });
+    this.tree.emit({ type: 'tool-call', ...base, effective: 'allow', by: 'policy' });
+    return this.runTool(turn, tool, call, input);
+  }
+
+  private async askThenRun(
+    turn: TurnCore, tool: RuntimeTool, call: ModelToolCall, input: unknown, canonical: string, decision: PolicyDecision,
+    base: ToolCallEvent,
+    auditBase: AuditBase,
+    hook: { hook: string; title: string } | undefined,
+  ): Promise<string> {
+    const sessionAllowed = hook === undefined && decision.ask?.remember !== 'never' && !decision.lowered;
+    const timeoutSeconds = hook === undefined ? decision.ask?.timeout : undefined;
+    const request: ApprovalRequest = {
+      tool: {
+        id: tool.id, name: call.name, kind: tool.kind, description: tool.description, annotations: { ...tool.annotations },
+        ...(tool.pathArgs ? { pathArgs: tool.pathArgs } : {}),
+        ...(tool.commandArg ? { commandArg: tool.commandArg } : {}),
+        ...(tool.tags ? { tags: tool.tags } : {}),
+      },
+      ...(hook ? { hook: hook.hook } : {}),
+      title: hook?.title ?? `${this.session.agentName} wants to run ${tool.id}: ${summarizeInput(input)}`,
+      input,
+      decision,
+      sessionAllowed,
+      ...(timeoutSeconds !== undefined ? { timeout: { at: Date.now() + timeoutSeconds * 1000, onTimeout: decision.ask?.onTimeout ?? 'deny' } } : {}),
+    };
+    const callback = new OpenApproval(newId('cb'), this.session.id, turn.id, this.session.agentName, Date.now(), request);
+    // The ask is both a decision and an open callback: one line says both, so a reload can tell what was left open.
+    this.tree.audit({ event: 'callback-opened', ...auditBase, decision: 'ask', callback: callback.id, ...(hook ? { hook: hook.hook } : {}) });
+    this.tree.emit({ type: 'tool-call', ...base, effective: 'ask', by: hook ? `hook:${hook.hook}` : 'policy' });
+    const outcome = await openCallback(this.tree, callback, timeoutSeconds, decision.ask?.onTimeout ?? 'deny');
+    if (outcome.kind === 'closed') return JSON.stringify({ error: `not run: ${outcome.reason}` });
+    const answer = outcome.answer;
+    if (answer.type === 'allow') {
+      if (answer.scope === 'session') this.allowedForSession.add(sessionKey(tool.id, canonical));
+      return this.runTool(turn, tool, call, input);
+    }
+    if (outcome.by === 'timeout') {
+      return this.denial(tool.id, `the approval timed out after ${timeoutSeconds} s and the call was denied`, call, turn);
+    }
+    const reason = answer.type === 'deny' && answer.options.reason ? answer.options.reason : 'a person denied this call';
+    return this.denial(tool.id, reason, call, turn);
+  }
+
+  private denial(toolId: string, reason: string, call: ModelToolCall, turn: TurnCore): string {
+    const content = JSON.stringify({ error: `denied: ${reason}`, tool: toolId });
+    this.tree.emit({ type: 'tool-result', sessionId: this.session.id, turnId: turn.id, agent: this.session.agentName, callId: call.id, toolId, ok: false, content });
+    return content;
+  }
+
+  private async runTool(turn: TurnCore, tool: RuntimeTool, call: ModelToolCall, input: unknown): Promise<string> {
+    if (tool.signIn) {
+      const signedIn = await ensureSignedIn(this.tree, this.session, turn, tool.signIn);
+      if (signedIn !== true) return this.finishCall(turn, tool, call, false, JSON.stringify({ error: signedIn }));
+    }
+    let content: string;
+    let ok = true;
+    // Made at the first request for input: most calls make none.
+    let elicitations: CallElicitations | undefined;
+    let ended = false;
+    try {
+      const result = await this.tree.track(async () => {
+        try {
+          return await tool.run(input, {
+            sessionId: this.session.id, turnId: turn.id, agent: this.session.agentName, workspaceFolder: this.tree.workspaceFolder, signal: turn.abort.signal,
+            elicit: (request, options) => elicit(this.tree, this.session, turn, tool, request, (elicitations ??= { ids: new Set(), pending: new Set(), closed: ended }), options?.signal),
+            ...(this.subagents ? { subagents: this.subagents } : {}),
+          });
+        } finally {
+          // A request for input cannot outlive the call that made it: nothing would receive the answer.
+          ended = true;
+          if (elicitations) await closeElicitations(this.tree, elicitations, 'the tool call ended');
+        }
+      });
+      content = typeof result === 'string' ? result : (JSON.stringify(result) ?? 'null');
+    } catch (error) {
+      ok = false;
+      content = JSON.stringify({ error: error instanceof Error ? error.message : String(error) });
+    }
+    return this.finishCall(turn, tool, call, ok, content);
+  }
+
+  private finishCall(turn: TurnCore, tool: RuntimeTool, call: ModelToolCall, ok: boolean, content: string): string {
+    this.tree.emit({ type: 'tool-result', sessionId: this.session.id, turnId: turn.id, agent: this.session.agentName, callId: call.id, toolId: tool.id, ok, content });
+    return content;
+  }
+}

@@ -1,0 +1,157 @@
+// The session tree: a root session and the sessions of its subagents share one set of callbacks,
+// one change counter, one set of handlers and one connection per tool source. This file keeps
+// that shared state, counts the work in flight, and wakes whoever waits for a change or for the
+// tree to go quiet (drivers.ts returns Blocked then).
+// Imports types only; it knows sessions through `TreeSession`, never through session.ts.
+import { randomUUID } from 'node:crypto';
+import type { Policy } from '../policy/policy.js';
+import type { OpenCallback } from './answers.js';
+import type { AuditEntry } from './audit.js';
+import type { CallbackHost, CallbackRecord } from './callbacks.js';
+import type { RuntimeEvent } from './events.js';
+import type { PermissionMode, StartSessionOptions, ToolHook } from './sessionOptions.js';
+import type { ToolConnection } from './tools.js';
+
+let nextId = 0;
+/** An id unique in this process (a counter) and unlikely to repeat in another (a random part). */
+export function newId(prefix: string): string {
+  return `${prefix}_${randomUUID().slice(0, 8)}${(++nextId).toString(36)}`;
+}
+
+/** Whose a callback, an event or an audit line is. */
+export interface SessionScope {
+  readonly id: string;
+  readonly agentName: string;
+}
+
+/** What the tree needs of each of its sessions (session.ts's Session). */
+export interface TreeSession extends SessionScope {
+  readonly parent: TreeSession | undefined;
+  readonly warnings: string[];
+  /** Its latest turn is running. */
+  readonly busy: boolean;
+  /** Drops the tools its tool sources listed (their connections were closed). */
+  forgetSourceTools(): void;
+}
+
+export class Tree implements CallbackHost {
+  version = 0;
+  /** Model calls and tool runs in flight: while > 0 the tree is making progress on its own. */
+  running = 0;
+  readonly callbacks = new Map<string, CallbackRecord>();
+  readonly sessions = new Map<string, TreeSession>();
+  /** One connection per tool source for the whole tree (a subagent shares its parent's servers). */
+  readonly connections = new Map<string, ToolConnection>();
+  readonly events: RuntimeEvent[] = [];
+  private wakers: Array<() => void> = [];
+  private driverCount = 0;
+
+  constructor(
+    readonly options: StartSessionOptions,
+    readonly policySource: Policy | (() => Policy) | undefined,
+    readonly permissionMode: PermissionMode,
+    readonly workspaceFolder: string,
+    readonly hooks: readonly ToolHook[],
+  ) {}
+
+  nextDriverId(): number {
+    return ++this.driverCount;
+  }
+
+  /** Something observable changed (a callback opened or settled, a turn ended). */
+  changed(): void {
+    this.version++;
+    this.wake();
+    this.wakeDrivers();
+  }
+
+  // Drivers only care about changes and about the tree going quiet, not about every event.
+  private driverWakers: Array<() => void> = [];
+  driverWakes = 0;
+
+  wakeDrivers(): void {
+    this.driverWakes++;
+    const w = this.driverWakers;
+    this.driverWakers = [];
+    for (const f of w) f();
+  }
+
+  /** Resolves at the first driver wake-up after the count `seen` (at once if one already happened). */
+  driverWokenSince(seen: number): Promise<void> {
+    return this.driverWakes !== seen ? Promise.resolve() : new Promise((resolve) => this.driverWakers.push(resolve));
+  }
+
+  wake(): void {
+    const w = this.wakers;
+    this.wakers = [];
+    for (const f of w) f();
+  }
+
+  nextWake(): Promise<void> {
+    return new Promise((resolve) => this.wakers.push(resolve));
+  }
+
+  emit(event: RuntimeEvent): void {
+    this.events.push(event);
+    this.wake();
+  }
+
+  warn(session: TreeSession, message: string): void {
+    session.warnings.push(message);
+    this.emit({ type: 'warning', sessionId: session.id, message });
+  }
+
+  audit(entry: Omit<AuditEntry, 'time'>): void {
+    this.options.audit?.write({ time: new Date().toISOString(), ...entry });
+  }
+
+  async track<T>(work: () => Promise<T>): Promise<T> {
+    this.running++;
+    try {
+      return await work();
+    } finally {
+      this.running--;
+      if (this.running === 0) this.wakeDrivers();
+    }
+  }
+
+  /** Marks the tree as waiting (not making progress) while `work` runs. */
+  async waiting<T>(work: Promise<T>): Promise<T> {
+    this.running--;
+    if (this.running === 0) this.wakeDrivers();
+    try {
+      return await work;
+    } finally {
+      this.running++;
+    }
+  }
+
+  /** True when nothing is in flight after the pending promise jobs have run. */
+  async quiet(): Promise<boolean> {
+    for (let i = 0; i < 2; i++) {
+      const v = this.version;
+      const n = this.events.length;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.running > 0 || v !== this.version || n !== this.events.length) return false;
+    }
+    return this.running === 0;
+  }
+
+  inSubtree(sessionId: string, ancestorId: string): boolean {
+    for (let s = this.sessions.get(sessionId); s; s = s.parent) if (s.id === ancestorId) return true;
+    return false;
+  }
+
+  /** Every open callback of the session `ancestorId` and its subagents. */
+  openCallbacks(ancestorId: string): OpenCallback[] {
+    const out: OpenCallback[] = [];
+    for (const r of this.callbacks.values()) if (r.open && this.inSubtree(r.callback.sessionId, ancestorId)) out.push(r.callback);
+    return out;
+  }
+
+  rootOf(session: TreeSession): TreeSession {
+    let s = session;
+    while (s.parent) s = s.parent;
+    return s;
+  }
+}
