@@ -6,6 +6,7 @@ import { commandOf, effectiveHints, kindFromId, type HintName, type ToolCall } f
 import type { Diagnostic } from './diagnostics.js';
 import { compileGlobSet, compileNameGlob, GlobError, type GlobSet, type GlobTest } from './globs.js';
 import type { LineMap } from './diagnostics.js';
+import { equalsTooDeepMessage, MAX_EQUALS_DEPTH } from './parse.js';
 import type { CallPaths, PathResolver, ResolvedPath } from './paths.js';
 import type { Decision, InputMatcher, Rule, ToolKind } from './schema.js';
 import { splitCommand } from './shellSplit.js';
@@ -101,6 +102,10 @@ export function compileRules(
           report(nodeAt(...path), 'bad-glob', error.message);
           return undefined;
         }
+        if (error instanceof MatcherSchemaError) {
+          report(nodeAt(...path), 'schema', error.message);
+          return undefined;
+        }
         throw error;
       }
     };
@@ -126,14 +131,23 @@ export function compileRules(
     }
     if (rule.input) {
       c.input = [];
-      for (const [pointer, matcher] of Object.entries(rule.input)) {
+      // The keys as written: a parsed record loses "__proto__" (it sets the prototype instead),
+      // which would drop that matcher and widen the rule.
+      const inputNode = node ? findNodeAtLocation(node, ['input']) : undefined;
+      const written = inputNode?.type === 'object' ? (inputNode.children ?? []).map((p) => p.children?.[0]?.value).filter((k): k is string => typeof k === 'string') : undefined;
+      for (const pointer of written ?? Object.keys(rule.input)) {
         const keyNode = node ? findNodeAtLocation(node, ['input', pointer])?.parent?.children?.[0] : undefined;
         const tokens = parsePointer(pointer);
         if (tokens === undefined) {
           report(keyNode, 'schema', `"${pointer}" is not a JSON Pointer: it must be empty or start with "/"`);
           continue;
         }
-        const test = guard(['input', pointer], () => compileInputMatcher(matcher));
+        const matcher = Object.prototype.hasOwnProperty.call(rule.input, pointer) ? rule.input[pointer] : undefined;
+        if (matcher === undefined) {
+          report(keyNode, 'schema', `input ${JSON.stringify(pointer)} has no matcher`);
+          continue;
+        }
+        const test = guard(['input', pointer], () => compileInputMatcher(matcher, pointer));
         if (test) c.input.push({ pointer, tokens, test });
       }
     }
@@ -161,7 +175,10 @@ export function compileCommandPattern(pattern: string): CommandPattern {
   return { words: fixed.map(compileNameGlob), open, source: pattern };
 }
 
-function compileInputMatcher(matcher: InputMatcher): (present: boolean, value: unknown) => boolean {
+/** A matcher the schema lets through but that cannot be used (an `equals` value nested too deeply). */
+class MatcherSchemaError extends Error {}
+
+function compileInputMatcher(matcher: InputMatcher, pointer: string): (present: boolean, value: unknown) => boolean {
   if (typeof matcher === 'string') {
     const glob = compileNameGlob(matcher);
     return (present, value) => present && typeof value === 'string' && glob(value);
@@ -183,7 +200,13 @@ function compileInputMatcher(matcher: InputMatcher): (present: boolean, value: u
     const want = matcher.exists;
     return (present) => present === want;
   }
-  const expected = canonicalJson(matcher.equals);
+  let expected: string;
+  try {
+    expected = canonicalJson(matcher.equals);
+  } catch (error) {
+    if (error instanceof InputTooDeepError) throw new MatcherSchemaError(equalsTooDeepMessage(pointer));
+    throw error;
+  }
   return (present, value) => present && canonicalJson(value) === expected;
 }
 
@@ -221,7 +244,7 @@ export function canonicalJson(value: unknown, depth = 0): string {
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k], depth + 1)}`).join(',')}}`;
 }
 
-export const MAX_INPUT_DEPTH = 256;
+export const MAX_INPUT_DEPTH = MAX_EQUALS_DEPTH;
 
 export class InputTooDeepError extends RangeError {
   constructor() {

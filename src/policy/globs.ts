@@ -34,12 +34,17 @@ function compile(pattern: string, segment: boolean): GlobTest {
     if (!MAGIC.test(pattern)) return (value) => value === pattern;
     if (segment && STAR_ONLY.test(pattern)) return starGlob(pattern);
   }
+  const source = segment ? asSegment(pattern) : pattern;
+  const braces = braceProblem(source);
+  if (braces !== undefined) throw new GlobError(`glob ${JSON.stringify(pattern)} ${braces}`);
   let mm: Minimatch;
   try {
-    mm = new Minimatch(segment ? asSegment(pattern) : pattern, options);
+    mm = new Minimatch(source, options);
   } catch (error) {
     throw new GlobError(`glob ${JSON.stringify(pattern)} does not compile: ${(error as Error).message}`);
   }
+  // The estimate above is an upper bound for the usual shapes; bash's odd ones (`{a},b}`) are checked here.
+  if (mm.set.length > MAX_BRACE_ALTERNATIVES) throw new GlobError(`glob ${JSON.stringify(pattern)} ${tooMany()}`);
   // No shortcut for "literal" patterns: minimatch calls `[e]` non-magic, yet it means `e`, not `[e]`.
   if (segment) return (value) => mm.match(asSegment(value));
   // A path glob whose every alternative starts with a literal segment (`src/**`, `/etc/*`)
@@ -56,6 +61,59 @@ function compile(pattern: string, segment: boolean): GlobTest {
 }
 
 const SLASH = 0x2f;
+
+/** minimatch expands `{a,b}` into one pattern per alternative: more than this is refused. */
+export const MAX_BRACE_ALTERNATIVES = 1000;
+/** Braces nested deeper than this are refused (expanding them rescans every level). */
+export const MAX_BRACE_DEPTH = 10;
+
+const tooMany = (): string => `expands to more than ${MAX_BRACE_ALTERNATIVES} alternatives; split it into several globs`;
+
+const NUMERIC_SEQUENCE = /^(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?$/;
+const ALPHA_SEQUENCE = /^([a-zA-Z])\.\.([a-zA-Z])(?:\.\.(-?\d+))?$/;
+
+/**
+ * Why the braces of `pattern` would expand too far, or undefined. One linear pass: the count is
+ * an upper bound on brace expansion's, the product over brace groups of their alternatives
+ * (commas + 1, or the length of a `{x..y}` sequence), so it never expands anything itself.
+ */
+function braceProblem(pattern: string): string | undefined {
+  if (pattern.indexOf('{') === -1) return undefined;
+  // Per open group: its start and the number of top-level commas seen in it.
+  const open: { start: number; commas: number }[] = [];
+  let count = 1;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') {
+      i++;
+    } else if (c === '{') {
+      open.push({ start: i, commas: 0 });
+      if (open.length > MAX_BRACE_DEPTH) return `nests braces more than ${MAX_BRACE_DEPTH} deep`;
+    } else if (c === ',' && open.length > 0) {
+      open[open.length - 1]!.commas++;
+    } else if (c === '}' && open.length > 0) {
+      const group = open.pop()!;
+      let alternatives = group.commas + 1;
+      if (group.commas === 0) alternatives = sequenceLength(pattern.slice(group.start + 1, i));
+      count *= alternatives;
+      if (count > MAX_BRACE_ALTERNATIVES) return tooMany();
+    }
+  }
+  return undefined;
+}
+
+/** The number of values of a `{1..9}`, `{a..z}` or `{0..100..5}` sequence; 1 for other text. */
+function sequenceLength(body: string): number {
+  const numeric = NUMERIC_SEQUENCE.exec(body);
+  const alpha = numeric ? null : ALPHA_SEQUENCE.exec(body);
+  const m = numeric ?? alpha;
+  if (!m) return 1;
+  const from = numeric ? Number(m[1]) : m[1]!.charCodeAt(0);
+  const to = numeric ? Number(m[2]) : m[2]!.charCodeAt(0);
+  const step = Math.abs(m[3] === undefined ? 1 : Number(m[3])) || 1;
+  const n = Math.floor(Math.abs(to - from) / step) + 1;
+  return Number.isFinite(n) ? n : Infinity;
+}
 
 /** The first segment of each of minimatch's alternatives, when every one is literal text. */
 function literalFirstSegments(mm: Minimatch): string[] | undefined {

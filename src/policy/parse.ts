@@ -1,6 +1,6 @@
 // Text → validated policy file, with positions for every diagnostic. Never throws: whatever
 // the input, the result is either a policy or diagnostics saying what is wrong and where.
-import { findNodeAtLocation, getNodeValue, parseTree, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
+import { createScanner, findNodeAtLocation, getNodeValue, parseTree, printParseErrorCode, SyntaxKind, type Node, type ParseError } from 'jsonc-parser';
 import type { z } from 'zod';
 import { LineMap, type Diagnostic } from './diagnostics.js';
 
@@ -28,8 +28,17 @@ export function parseJsoncWithSchema<T>(text: string, file: string, schema: z.Zo
   const lines = new LineMap(text);
   const result: ParsedJsonc<T> = { file, text, lines, root: undefined, value: undefined, diagnostics: [] };
   try {
+    // A byte order mark is read as the space it stands in for: same length, so every offset stays right.
+    const source = text.charCodeAt(0) === 0xfeff ? ` ${text.slice(1)}` : text;
+    // The parser, the duplicate-key walk and getNodeValue recurse once per level: text nested
+    // deeper than any policy needs is refused before them, so it is a diagnostic, not a stack overflow.
+    const tooDeep = nestingDiagnostics(source, file, what);
+    if (tooDeep.length > 0) {
+      result.diagnostics.push(...tooDeep);
+      return result;
+    }
     const errors: ParseError[] = [];
-    const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: false });
+    const root = parseTree(source, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: false });
     for (const e of errors) {
       result.diagnostics.push({
         file, severity: 'error', code: 'syntax', offset: e.offset, length: Math.max(e.length, 1),
@@ -55,6 +64,92 @@ export function parseJsoncWithSchema<T>(text: string, file: string, schema: z.Zo
     result.diagnostics.push({ file, severity: 'error', code: 'syntax', offset: 0, length: 1, message: `${what} could not be read: ${(error as Error).message}` });
   }
   return result;
+}
+
+/** How deeply a policy file's text may nest: far beyond any real policy, far below a stack overflow. */
+export const MAX_TEXT_DEPTH = 512;
+/** How deeply an `equals` value may nest (the same bound as for a call's input). */
+export const MAX_EQUALS_DEPTH = 256;
+
+/** The message for an `equals` value nested too deeply; compile.ts gives the same one for shallower excess. */
+export function equalsTooDeepMessage(pointer: string): string {
+  return `the "equals" value at input ${JSON.stringify(pointer)} is nested more than ${MAX_EQUALS_DEPTH} levels deep`;
+}
+
+interface Frame {
+  array: boolean;
+  offset: number;
+  /** The current key (object) or index (array) of the child being read. */
+  at: string | number | undefined;
+}
+
+/**
+ * Text nested more than MAX_TEXT_DEPTH levels, found by one iterative pass of the scanner.
+ * Inside an input matcher's `equals` the diagnostic sits on that matcher, as compile.ts puts it
+ * for a value a little less deep; elsewhere it sits on the first container too deep.
+ */
+function nestingDiagnostics(text: string, file: string, what: string): Diagnostic[] {
+  const scanner = createScanner(text, true);
+  const stack: Frame[] = [];
+  const out: Diagnostic[] = [];
+  // A diagnostic still waiting for the end of the container it covers: [depth, diagnostic].
+  const open: [number, Diagnostic][] = [];
+  let general = false;
+  let lastString: string | undefined;
+  for (let token = scanner.scan(); token !== SyntaxKind.EOF; token = scanner.scan()) {
+    switch (token) {
+      case SyntaxKind.OpenBraceToken:
+      case SyntaxKind.OpenBracketToken: {
+        const offset = scanner.getTokenOffset();
+        stack.push({ array: token === SyntaxKind.OpenBracketToken, offset, at: token === SyntaxKind.OpenBracketToken ? 0 : undefined });
+        if (stack.length === MAX_TEXT_DEPTH + 1) {
+          const f = stack;
+          // root { rules [ rule { input { pointer: matcher { equals: value
+          const inEquals = f.length > 6 && f[0]!.at === 'rules' && typeof f[1]!.at === 'number' && f[2]!.at === 'input' && typeof f[3]!.at === 'string' && f[4]!.at === 'equals';
+          if (inEquals) {
+            const matcher = f[4]!;
+            if (!out.some((d) => d.offset === matcher.offset)) {
+              const d: Diagnostic = { file, severity: 'error', code: 'schema', offset: matcher.offset, length: text.length - matcher.offset, message: equalsTooDeepMessage(f[3]!.at as string) };
+              out.push(d);
+              open.push([5, d]);
+            }
+          } else if (!general) {
+            general = true;
+            const d: Diagnostic = { file, severity: 'error', code: 'syntax', offset, length: text.length - offset, message: `${what} is nested more than ${MAX_TEXT_DEPTH} levels deep` };
+            out.push(d);
+            open.push([stack.length, d]);
+          }
+        }
+        break;
+      }
+      case SyntaxKind.CloseBraceToken:
+      case SyntaxKind.CloseBracketToken: {
+        const end = scanner.getTokenOffset() + scanner.getTokenLength();
+        while (open.length > 0 && open[open.length - 1]![0] === stack.length) {
+          const d = open.pop()![1];
+          d.length = end - d.offset;
+        }
+        stack.pop();
+        break;
+      }
+      case SyntaxKind.StringLiteral:
+        lastString = scanner.getTokenValue();
+        break;
+      case SyntaxKind.ColonToken: {
+        const top = stack[stack.length - 1];
+        if (top && !top.array) top.at = lastString;
+        break;
+      }
+      case SyntaxKind.CommaToken: {
+        const top = stack[stack.length - 1];
+        if (top) top.at = top.array && typeof top.at === 'number' ? top.at + 1 : undefined;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return out;
 }
 
 function describeParseError(code: string): string {
@@ -139,6 +234,8 @@ function issueDiagnostics(issue: Issue, root: Node, file: string, knownKeys: Rea
     }
     case 'invalid_union':
       return [at(node, `no matcher form fits${where}: use a glob string, or { "equals" }, { "regex" }, { "glob" } or { "exists" }`)];
+    case 'too_big':
+      return [at(node, `must be at most ${String(issue.maximum)}${where}`)];
     case 'too_small':
       return [at(node, `${issue.origin === 'array' ? 'must not be empty' : 'is too small'}${where}`)];
     default:
@@ -152,6 +249,8 @@ function formatPath(path: readonly (string | number)[]): string {
 
 /** The known name closest to `name` by edit distance, if it is close enough to be a likely typo. */
 export function nearest(name: string, known: readonly string[]): string | undefined {
+  // The distance costs length × length: a name far longer than any field is no typo of one.
+  if (name.length > MAX_TYPO_LENGTH) return undefined;
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const candidate of known) {
@@ -163,6 +262,8 @@ export function nearest(name: string, known: readonly string[]): string | undefi
   }
   return best !== undefined && bestDistance <= Math.max(1, Math.floor(best.length / 3)) ? best : undefined;
 }
+
+const MAX_TYPO_LENGTH = 64;
 
 /** Optimal string alignment distance: insertions, deletions, substitutions and swaps of adjacent letters ("spwan" is one edit from "spawn"). */
 function editDistance(a: string, b: string): number {

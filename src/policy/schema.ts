@@ -6,6 +6,9 @@ export const decisionValues = ['allow', 'ask', 'deny'] as const;
 export const toolKinds = ['builtin', 'client', 'mcp', 'connector', 'plugin'] as const;
 export const hintNames = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
 
+/** The longest `timeout` a timer can hold: setTimeout takes at most 2^31-1 ms. */
+export const MAX_ASK_TIMEOUT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
 export const DecisionSchema = z.enum(decisionValues).describe('allow runs the call, ask opens an approval, deny refuses it');
 export const ToolKindSchema = z.enum(toolKinds);
 
@@ -42,7 +45,8 @@ export const RuleSchema = z
     paths: globList("Globs over the call's path arguments, relative to the workspace folder").optional(),
     commands: z.array(z.string().min(1)).min(1).optional().describe("Command patterns over the call's shell command"),
     input: z.record(z.string(), InputMatcherSchema).optional().describe("JSON Pointer -> matcher over the call's input"),
-    timeout: z.number().positive().optional().describe('ask only: seconds the question stays open'),
+    // A timer holds at most 2^31-1 ms (about 24.8 days): a longer wait could not be kept.
+    timeout: z.number().positive().max(MAX_ASK_TIMEOUT_SECONDS).optional().describe('ask only: seconds the question stays open (at most 2147483)'),
     onTimeout: z.enum(['deny', 'keep']).optional().describe('ask only; default deny'),
     remember: z.enum(['session', 'never']).optional().describe('ask only; whether "allow for this session" is offered'),
   })

@@ -1,8 +1,10 @@
-// Runs a command line as a process: in its own process group, with stdin empty, stdout and
+// Runs a command line as a process, with bash (the grammar the policy's command splitter reads;
+// /bin/sh only where there is no bash): in its own process group, with stdin empty, stdout and
 // stderr captured up to a byte limit each, and the whole process tree killed on timeout or
 // cancellation. It knows nothing of tools or the workspace; the caller has already checked `cwd`.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { errnoCode } from './fileSystem.js';
 
@@ -11,10 +13,74 @@ const KILL_GRACE_MS = 2000;
 /** After the shell exits, how long to wait for its output pipes to close (a background child may hold them). */
 const PIPE_DRAIN_MS = 250;
 
+// ---------------------------------------------------------------------------------------------
+// The shell
+
+/** Where bash is looked for before PATH. */
+const BASH_PATHS = ['/bin/bash', '/usr/bin/bash'];
+
+function isExecutableFile(file: string): boolean {
+  try {
+    if (!fs.statSync(file).isFile()) return false;
+    fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Looks for bash now: `/bin/bash`, `/usr/bin/bash`, then `bash` on PATH (absolute entries only). */
+export function locateBash(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  for (const file of BASH_PATHS) if (isExecutableFile(file)) return file;
+  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
+    // A relative PATH entry would resolve against whatever the current folder is: not trusted.
+    if (!dir || !path.isAbsolute(dir)) continue;
+    const file = path.join(dir, 'bash');
+    if (isExecutableFile(file)) return file;
+  }
+  return undefined;
+}
+
+let foundBash: { path: string | undefined } | undefined;
+
+/** The bash commands run with, looked for once (see locateBash); undefined where there is none. */
+export function findBash(): string | undefined {
+  foundBash ??= { path: locateBash() };
+  return foundBash.path;
+}
+
+/** How a command line is run: `bash --noprofile --norc -c`, or `/bin/sh -c` where there is no bash. */
+export interface CommandShell {
+  readonly path: string;
+  readonly args: readonly string[];
+  readonly isBash: boolean;
+}
+
+/** The shell for a bash path (as findBash gives it); undefined, no bash: /bin/sh. */
+export function commandShell(bash: string | undefined): CommandShell {
+  return bash !== undefined ? { path: bash, args: ['--noprofile', '--norc', '-c'], isBash: true } : { path: '/bin/sh', args: ['-c'], isBash: false };
+}
+
+/**
+ * The child's environment: the parent's, less the variables that make a shell read a file
+ * before the command (non-interactive bash sources BASH_ENV; sh reads ENV), which would run
+ * code the policy never saw.
+ */
+export function commandEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...env };
+  delete out.BASH_ENV;
+  delete out.ENV;
+  // Exported functions (`BASH_FUNC_rm%%`) would change what a name the policy judged runs.
+  for (const name of Object.keys(out)) if (name.startsWith('BASH_FUNC_')) delete out[name];
+  return out;
+}
+
 /** What to run, where, and within which limits. */
 export interface CommandProcessOptions {
-  /** A command line, run by `/bin/sh -c`. */
+  /** A command line, run by `bash --noprofile --norc -c` (`/bin/sh -c` where there is no bash). */
   command: string;
+  /** The shell to run it with (default: commandShell(findBash())). */
+  shell?: CommandShell;
   /** The absolute working directory; it must exist and be a directory. */
   cwd: string;
   /** After this long the process tree is killed and the result says timedOut. */
@@ -151,7 +217,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 // Running
 
 /**
- * Runs `options.command` with `/bin/sh -c` and resolves when the shell has exited (and, if it was
+ * Runs `options.command` with bash (or the shell given) and resolves when the shell has exited (and, if it was
  * killed, its whole process group is gone). A non-zero exit code is a result, not an error; only
  * a shell that cannot be started rejects, with CommandStartError.
  */
@@ -173,8 +239,10 @@ export async function runCommandProcess(options: CommandProcessOptions): Promise
   });
   if (abortSignal.aborted) return finish(null, null, false, true);
 
-  const child = spawn('/bin/sh', ['-c', command], {
+  const shell = options.shell ?? commandShell(findBash());
+  const child = spawn(shell.path, [...shell.args, command], {
     cwd,
+    env: commandEnvironment(),
     detached: true, // its own process group, so the whole group can be killed
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -184,7 +252,7 @@ export async function runCommandProcess(options: CommandProcessOptions): Promise
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
     child.on('error', (error) => {
-      if (child.pid === undefined) reject(new CommandStartError(`could not start /bin/sh: ${error.message}`));
+      if (child.pid === undefined) reject(new CommandStartError(`could not start ${shell.path}: ${error.message}`));
     });
   });
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));

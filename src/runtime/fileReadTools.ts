@@ -9,7 +9,7 @@ import { PathResolver } from '../policy/paths.js';
 import { fsError, typeOf, type EntryType } from './fileSystem.js';
 import { withInputSchema } from './toolInputSchema.js';
 import { zodTool, type RuntimeTool } from './tools.js';
-import { CONFINED, confine } from './workspacePaths.js';
+import { CONFINED, confine, openParent, verifyOpened, type OpenedFolder } from './workspacePaths.js';
 
 /** The largest file read_file reads and search_files searches. */
 export const MAX_FILE_BYTES = 1024 * 1024;
@@ -58,10 +58,11 @@ export interface SearchFilesResult {
 type TextRead = { ok: true; text: string } | { ok: false; reason: string };
 
 /** Reads a regular file as UTF-8 text, refusing non-regular, binary and too-large files. */
-async function readText(absolute: string): Promise<TextRead> {
+async function readText(absolute: string, verify?: (handle: fsp.FileHandle) => Promise<void>): Promise<TextRead> {
   // O_NONBLOCK: opening a FIFO must not hang; fstat then refuses it.
   const handle = await fsp.open(absolute, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   try {
+    await verify?.(handle);
     const st = await handle.stat();
     if (st.isDirectory()) return { ok: false, reason: 'is a directory (use list_files)' };
     if (!st.isFile()) return { ok: false, reason: 'is not a regular file' };
@@ -184,12 +185,22 @@ export function readFileTool(): RuntimeTool {
       },
       async (input, context): Promise<ReadFileResult> => {
         const tool = 'read_file';
-        const target = confine(new PathResolver(context.workspaceFolder), tool, 'path', input.path);
+        const resolver = new PathResolver(context.workspaceFolder);
+        const target = confine(resolver, tool, 'path', input.path);
         let read: TextRead;
+        // The parent folder is opened without following links and verified (openParent), the file
+        // is opened through it with O_NOFOLLOW, and the opened descriptor is checked to be the
+        // judged file before anything is read.
+        let folder: OpenedFolder | undefined;
         try {
-          read = await readText(target.absolute);
+          const opened = await openParent(resolver, tool, 'path', input.path, target);
+          folder = opened.folder;
+          read = await readText(folder.child(opened.name), (handle) => verifyOpened(handle, resolver.workspace, target.absolute, tool, 'path', input.path));
         } catch (error) {
+          if (error instanceof Error && error.message.startsWith(`${tool}:`)) throw error;
           throw fsError(tool, input.path, error);
+        } finally {
+          await folder?.close();
         }
         if (!read.ok) throw new Error(`${tool}: ${JSON.stringify(input.path)} ${read.reason}; not read`);
         const lines = splitLinesKeepingEnds(read.text);

@@ -9,7 +9,7 @@ import { PathResolver } from '../policy/paths.js';
 import { errnoCode, fsError, lstatOrUndefined, typeOf, type EntryType } from './fileSystem.js';
 import { withInputSchema } from './toolInputSchema.js';
 import { zodTool, type RuntimeTool } from './tools.js';
-import { CONFINED, confine, refuseWorkspaceRoot } from './workspacePaths.js';
+import { CONFINED, confine, openParent, refuseWorkspaceRoot, verifyOpened, type OpenedFolder } from './workspacePaths.js';
 
 const { O_WRONLY, O_CREAT, O_TRUNC, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
 
@@ -53,6 +53,17 @@ const RenameFileInput = z.strictObject({
 
 // ---------------------------------------------------------------------------------------------
 // The tools
+//
+// Each opens the parent folder of every path it changes (openParent: walked from the workspace
+// folder without following links, then verified to be the judged folder) and acts on the final
+// component through that opened folder, so a folder swapped for a link after the policy check
+// cannot redirect the change outside the workspace.
+
+/** Errors already phrased for the model pass through; file system errors are rephrased. */
+function rethrown(tool: string, value: string, error: unknown): Error {
+  if (error instanceof Error && error.message.startsWith(`${tool}:`)) return error;
+  return fsError(tool, value, error);
+}
 
 /** `builtin.write_file`. */
 export function writeFileTool(): RuntimeTool {
@@ -70,36 +81,42 @@ export function writeFileTool(): RuntimeTool {
       },
       async (input, context): Promise<WriteFileResult> => {
         const tool = 'write_file';
-        const target = confine(new PathResolver(context.workspaceFolder), tool, 'path', input.path);
+        const resolver = new PathResolver(context.workspaceFolder);
+        const target = confine(resolver, tool, 'path', input.path);
         refuseWorkspaceRoot(tool, 'path', input.path, target);
+        let opened: { folder: OpenedFolder; name: string };
         try {
-          const existing = await lstatOrUndefined(target.absolute);
-          if (existing && !existing.isFile()) {
-            throw new Error(`${tool}: ${JSON.stringify(input.path)} exists and is a ${existing.isDirectory() ? 'directory' : 'special file'}; not written`);
+          opened = await openParent(resolver, tool, 'path', input.path, target, { create: input.createDirectories === true });
+        } catch (error) {
+          if (errnoCode(error) === 'ENOENT') {
+            throw new Error(`${tool}: the parent directory of ${JSON.stringify(input.path)} does not exist; pass createDirectories: true to create it`);
           }
-          const parent = path.dirname(target.absolute);
-          if (input.createDirectories) {
-            await fsp.mkdir(parent, { recursive: true });
-          } else {
-            const parentStat = await lstatOrUndefined(parent);
-            if (!parentStat) {
-              throw new Error(`${tool}: the parent directory of ${JSON.stringify(input.path)} does not exist; pass createDirectories: true to create it`);
-            }
-            if (!parentStat.isDirectory()) throw new Error(`${tool}: the parent of ${JSON.stringify(input.path)} is not a directory`);
+          if (errnoCode(error) === 'ENOTDIR') throw new Error(`${tool}: the parent of ${JSON.stringify(input.path)} is not a directory`);
+          throw rethrown(tool, input.path, error);
+        }
+        const { folder, name } = opened;
+        try {
+          const file = folder.child(name);
+          const existing = await lstatOrUndefined(file);
+          if (existing && !existing.isFile()) {
+            throw new Error(`${tool}: ${JSON.stringify(input.path)} exists and is a ${existing.isDirectory() ? 'directory' : existing.isSymbolicLink() ? 'symbolic link' : 'special file'}; not written`);
           }
           const data = Buffer.from(input.content, 'utf8');
-          const handle = await fsp.open(target.absolute, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK, 0o666);
+          // O_NOFOLLOW: a link swapped in as the final component fails (ELOOP) instead of being followed.
+          const handle = await fsp.open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK, 0o666);
           try {
             const st = await handle.stat();
             if (!st.isFile()) throw new Error(`${tool}: ${JSON.stringify(input.path)} is not a regular file; not written`);
+            await verifyOpened(handle, resolver.workspace, target.absolute, tool, 'path', input.path);
             await handle.writeFile(data);
           } finally {
             await handle.close();
           }
           return { path: target.display, bytes: data.length, created: existing === undefined };
         } catch (error) {
-          if (error instanceof Error && error.message.startsWith(`${tool}:`)) throw error;
-          throw fsError(tool, input.path, error);
+          throw rethrown(tool, input.path, error);
+        } finally {
+          await folder.close();
         }
       },
     ),
@@ -124,17 +141,30 @@ export function deleteFileTool(): RuntimeTool {
       },
       async (input, context): Promise<DeleteFileResult> => {
         const tool = 'delete_file';
-        const target = confine(new PathResolver(context.workspaceFolder), tool, 'path', input.path);
+        const resolver = new PathResolver(context.workspaceFolder);
+        const target = confine(resolver, tool, 'path', input.path);
         refuseWorkspaceRoot(tool, 'path', input.path, target);
+        let opened: { folder: OpenedFolder; name: string };
         try {
-          const st = await lstatOrUndefined(target.absolute);
+          opened = await openParent(resolver, tool, 'path', input.path, target);
+        } catch (error) {
+          if (errnoCode(error) === 'ENOENT') return { path: target.display, deleted: false };
+          throw rethrown(tool, input.path, error);
+        }
+        const { folder, name } = opened;
+        try {
+          // Acts on the entry inside the opened folder; unlink, rmdir and rm never follow a final link.
+          // (A recursive rm walks the subtree by path and does not descend links, but a folder swapped
+          // deep inside it during the walk is not pinned by a descriptor.)
+          const entry = folder.child(name);
+          const st = await lstatOrUndefined(entry);
           if (!st) return { path: target.display, deleted: false };
           const type = typeOf(st);
           if (type === 'directory') {
-            if (input.recursive) await fsp.rm(target.absolute, { recursive: true, force: false });
+            if (input.recursive) await fsp.rm(entry, { recursive: true, force: false });
             else {
               try {
-                await fsp.rmdir(target.absolute);
+                await fsp.rmdir(entry);
               } catch (error) {
                 const code = errnoCode(error);
                 if (code === 'ENOTEMPTY' || code === 'EEXIST') {
@@ -144,12 +174,13 @@ export function deleteFileTool(): RuntimeTool {
               }
             }
           } else {
-            await fsp.unlink(target.absolute);
+            await fsp.unlink(entry);
           }
           return { path: target.display, deleted: true, type };
         } catch (error) {
-          if (error instanceof Error && error.message.startsWith(`${tool}:`)) throw error;
-          throw fsError(tool, input.path, error);
+          throw rethrown(tool, input.path, error);
+        } finally {
+          await folder.close();
         }
       },
     ),
@@ -179,23 +210,37 @@ export function renameFileTool(): RuntimeTool {
         const to = confine(resolver, tool, 'to', input.to);
         refuseWorkspaceRoot(tool, 'from', input.from, from);
         refuseWorkspaceRoot(tool, 'to', input.to, to);
+        let fromParent: { folder: OpenedFolder; name: string } | undefined;
+        let toParent: { folder: OpenedFolder; name: string } | undefined;
         try {
-          const fromStat = await lstatOrUndefined(from.absolute);
+          try {
+            fromParent = await openParent(resolver, tool, 'from', input.from, from);
+          } catch (error) {
+            if (errnoCode(error) === 'ENOENT') throw new Error(`${tool}: ${JSON.stringify(input.from)} does not exist`);
+            throw error;
+          }
+          const fromEntry = fromParent.folder.child(fromParent.name);
+          const fromStat = await lstatOrUndefined(fromEntry);
           if (!fromStat) throw new Error(`${tool}: ${JSON.stringify(input.from)} does not exist`);
           if (from.absolute === to.absolute) return { from: from.display, to: to.display, overwritten: false };
           if (fromStat.isDirectory() && to.absolute.startsWith(from.absolute + path.sep)) {
             throw new Error(`${tool}: cannot move the directory ${JSON.stringify(input.from)} into itself (${JSON.stringify(input.to)})`);
           }
-          const toStat = await lstatOrUndefined(to.absolute);
+          try {
+            toParent = await openParent(resolver, tool, 'to', input.to, to);
+          } catch (error) {
+            const code = errnoCode(error);
+            if (code === 'ENOENT' || code === 'ENOTDIR') throw new Error(`${tool}: the parent directory of ${JSON.stringify(input.to)} does not exist`);
+            throw error;
+          }
+          const toEntry = toParent.folder.child(toParent.name);
+          const toStat = await lstatOrUndefined(toEntry);
           if (toStat && !input.overwrite) {
             throw new Error(`${tool}: ${JSON.stringify(input.to)} already exists; pass overwrite: true to replace it`);
           }
-          const parentStat = await lstatOrUndefined(path.dirname(to.absolute));
-          if (!parentStat?.isDirectory()) {
-            throw new Error(`${tool}: the parent directory of ${JSON.stringify(input.to)} does not exist`);
-          }
           try {
-            await fsp.rename(from.absolute, to.absolute);
+            // Both ends name entries inside their opened, verified folders; rename never follows a final link.
+            await fsp.rename(fromEntry, toEntry);
           } catch (error) {
             const code = errnoCode(error);
             if (code === 'ENOTEMPTY' || code === 'EEXIST') throw new Error(`${tool}: ${JSON.stringify(input.to)} is a non-empty directory; not replaced`);
@@ -206,8 +251,10 @@ export function renameFileTool(): RuntimeTool {
           }
           return { from: from.display, to: to.display, overwritten: toStat !== undefined };
         } catch (error) {
-          if (error instanceof Error && error.message.startsWith(`${tool}:`)) throw error;
-          throw fsError(tool, input.from, error);
+          throw rethrown(tool, input.from, error);
+        } finally {
+          await fromParent?.folder.close();
+          await toParent?.folder.close();
         }
       },
     ),

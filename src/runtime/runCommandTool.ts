@@ -4,7 +4,7 @@ import type * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { z } from 'zod';
 import { PathResolver } from '../policy/paths.js';
-import { CommandStartError, runCommandProcess, type CommandProcessResult } from './commandProcess.js';
+import { CommandStartError, commandShell, findBash, runCommandProcess, type CommandProcessResult, type CommandShell } from './commandProcess.js';
 import { fsError } from './fileSystem.js';
 import { withInputSchema } from './toolInputSchema.js';
 import { zodTool, type RuntimeTool, type ToolRunContext } from './tools.js';
@@ -14,11 +14,14 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 const MAX_TIMEOUT_MS = 60 * 60_000;
 const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
 
+/** What the start of stderr says when a command ran with /bin/sh because there is no bash. */
+export const NO_BASH_STDERR_NOTE = '[run_command: bash is not installed on this machine, so this command ran with /bin/sh -c]\n';
+
 /** What run_command returns: the process's result as it is. */
 export type RunCommandResult = CommandProcessResult;
 
 const RunCommandInput = z.strictObject({
-  command: z.string().min(1).describe('A command line, run by /bin/sh -c.'),
+  command: z.string().min(1).describe('A command line, run by bash -c (bash syntax).'),
   cwd: z.string().min(1).optional().describe('Working directory, relative to the workspace folder. Default: the workspace folder.'),
   timeoutMs: z.number().int().min(1).max(MAX_TIMEOUT_MS).optional().describe('Time limit in milliseconds.'),
 });
@@ -28,6 +31,7 @@ async function runCommand(
   context: ToolRunContext,
   defaultTimeoutMs: number,
   maxOutputBytes: number,
+  shell: CommandShell,
 ): Promise<RunCommandResult> {
   const tool = 'run_command';
   const cwdArg = input.cwd ?? '.';
@@ -41,21 +45,37 @@ async function runCommand(
   if (!st.isDirectory()) throw new Error(`${tool}: cwd ${JSON.stringify(cwdArg)} is not a directory`);
 
   try {
-    return await runCommandProcess({
+    const result = await runCommandProcess({
       command: input.command,
+      shell,
       cwd: cwd.absolute,
       timeoutMs: input.timeoutMs ?? defaultTimeoutMs,
       maxOutputBytes,
       signal: context.signal,
     });
+    // No bash: a person allowed this command (the no-bash hook asks for every one); say how it ran.
+    return shell.isBash ? result : { ...result, stderr: NO_BASH_STDERR_NOTE + result.stderr };
   } catch (error) {
     if (error instanceof CommandStartError) throw new Error(`${tool}: ${error.message}`);
     throw error;
   }
 }
 
-/** `builtin.run_command`: `/bin/sh -c command` in the workspace folder (or a cwd inside it). */
-export function runCommandTool(options: { defaultTimeoutMs?: number; maxOutputBytes?: number } = {}): RuntimeTool {
+export interface RunCommandToolOptions {
+  defaultTimeoutMs?: number;
+  maxOutputBytes?: number;
+  /** Finds bash (default: findBash, looked for once); undefined: there is none, commands run with /bin/sh. */
+  findBash?: () => string | undefined;
+}
+
+/**
+ * `builtin.run_command`: `bash --noprofile --norc -c command` in the workspace folder (or a cwd
+ * inside it), bash being the grammar the policy reads commands with. Where there is no bash it
+ * says so, the no-bash hook (noBashHook.ts) asks for every call, and an allowed command runs
+ * with `/bin/sh -c`.
+ */
+export function runCommandTool(options: RunCommandToolOptions = {}): RuntimeTool {
+  const shell = commandShell((options.findBash ?? findBash)());
   const defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   if (!Number.isInteger(defaultTimeoutMs) || defaultTimeoutMs < 1) throw new Error(`runCommandTool: defaultTimeoutMs must be a positive integer`);
@@ -67,7 +87,11 @@ export function runCommandTool(options: { defaultTimeoutMs?: number; maxOutputBy
         kind: 'builtin',
         name: 'run_command',
         description:
-          `Run a shell command with /bin/sh -c, in the workspace folder or in cwd (relative to it). Returns the exit code, stdout and stderr ` +
+          (shell.isBash
+            ? `Run a shell command with bash (bash --noprofile --norc -c; write bash syntax), in the workspace folder or in cwd (relative to it). `
+            : `Bash is not installed on this machine: every command is asked of a person, and an allowed command runs with /bin/sh -c (POSIX sh syntax only). ` +
+              `Run a shell command in the workspace folder or in cwd (relative to it). `) +
+          `Returns the exit code, stdout and stderr ` +
           `(each capped at ${maxOutputBytes} bytes; the middle of longer output is cut and the result says so). ` +
           `The command and everything it started are killed after timeoutMs (default ${defaultTimeoutMs} ms) or when the turn is cancelled. ` +
           `A non-zero exit code is a result, not an error. stdin is empty.`,
@@ -76,7 +100,7 @@ export function runCommandTool(options: { defaultTimeoutMs?: number; maxOutputBy
         pathArgs: ['cwd'],
         commandArg: 'command',
       },
-      (input, context) => runCommand(input, context, defaultTimeoutMs, maxOutputBytes),
+      (input, context) => runCommand(input, context, defaultTimeoutMs, maxOutputBytes, shell),
     ),
     RunCommandInput,
   );

@@ -11,6 +11,7 @@ import { answerCallback, closeCallbacks, type AnsweredBy } from './callbacks.js'
 import { drive } from './drivers.js';
 import type { RuntimeEvent } from './events.js';
 import { ModelLoop } from './modelLoop.js';
+import { noBashHook } from './noBashHook.js';
 import { DEFAULT_PROTECTED_FILES, protectedFilesHook } from './protected.js';
 import { definitionOf, type SessionDefinition } from './sessionDefinition.js';
 import type { RootAgentDefinition, StartSessionOptions } from './sessionOptions.js';
@@ -221,7 +222,7 @@ export class Session implements TreeSession, TurnOwner {
 export async function startSession(agent: RootAgentDefinition, options: StartSessionOptions = {}): Promise<Session> {
   const workspaceFolder = path.resolve(options.workspaceFolder ?? process.cwd());
   const protectedFiles = [...DEFAULT_PROTECTED_FILES, ...(options.protectedFiles ?? [])].map((f) => path.resolve(workspaceFolder, f));
-  const hooks = [protectedFilesHook(protectedFiles), ...(options.hooks ?? [])];
+  const hooks = [protectedFilesHook(protectedFiles), noBashHook(), ...(options.hooks ?? [])];
   const tree = new Tree(options, options.policy ?? agent.permissionPolicy, agent.permissionMode, workspaceFolder, hooks);
   const session = new Session(tree, definitionOf(agent, agent), undefined, agent);
   tree.audit({ event: 'session-started', session: session.id, agent: agent.name });

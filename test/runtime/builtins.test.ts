@@ -8,6 +8,7 @@ import type { DeleteFileResult, RenameFileResult, WriteFileResult } from '../../
 import type { RunCommandResult } from '../../src/runtime/runCommandTool.js';
 import { OutsideWorkspaceError } from '../../src/runtime/workspacePaths.js';
 import type { RuntimeTool, ToolRunContext } from '../../src/runtime/tools.js';
+import { snapshot } from './fsSnapshot.js';
 
 // Every test gets a fresh temporary tree:
 //   <root>/ws        the workspace folder
@@ -40,25 +41,6 @@ function write(rel: string, content: string | Buffer): void {
   const p = path.join(ws, rel);
   fs.mkdirSync(path.dirname(p), { recursive: true });
   fs.writeFileSync(p, content);
-}
-
-/** Everything under <root>: type, link target or content, by path. */
-function snapshot(): Record<string, string> {
-  const out: Record<string, string> = {};
-  const visit = (dir: string): void => {
-    for (const name of fs.readdirSync(dir).sort()) {
-      const p = path.join(dir, name);
-      const rel = path.relative(root, p);
-      const st = fs.lstatSync(p);
-      if (st.isSymbolicLink()) out[rel] = `link -> ${fs.readlinkSync(p)}`;
-      else if (st.isDirectory()) {
-        out[rel] = 'dir';
-        visit(p);
-      } else out[rel] = `file ${fs.readFileSync(p, 'utf8')}`;
-    }
-  };
-  visit(root);
-  return out;
 }
 
 /**
@@ -535,11 +517,11 @@ describe('builtin tools: confinement to the workspace folder', () => {
         write('inside.txt', 'inside');
         escape.setup?.();
         const p = escape.path();
-        const before = snapshot();
+        const before = snapshot(root);
         for (const input of use.inputs(p)) {
           await assertRefused(call(use.tool, input), p);
         }
-        assert.deepEqual(snapshot(), before);
+        assert.deepEqual(snapshot(root), before);
         assert.equal(fs.existsSync(path.join(outside, 'new.txt')), false);
         assert.equal(fs.readFileSync(secret, 'utf8'), 'top secret\n');
       });
