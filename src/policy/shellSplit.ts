@@ -3,6 +3,7 @@
 // the plain tree (shellTree.ts) and the walker (shellWalker.ts).
 import { resetShellParser, shellParser } from './shellParser.js';
 import { describeError, toPlainTree } from './shellTree.js';
+import { unwrapCommands } from './shellUnwrap.js';
 import { Walker, type SimpleCommand } from './shellWalker.js';
 
 export type SplitResult =
@@ -16,6 +17,14 @@ export type SplitResult =
  * input after that it never throws.
  */
 export function splitCommand(source: string): SplitResult {
+  const split = splitUnwrapped(source);
+  // Programs that run programs (env, sudo, xargs, bash -c, ...): what they run is a further part.
+  const unwrapped = unwrapCommands(split.commands, splitUnwrapped);
+  return split.ok ? unwrapped : { ok: false, error: split.error, commands: unwrapped.commands };
+}
+
+/** The split, fast path or parser, before wrappers are unwrapped. */
+function splitUnwrapped(source: string): SplitResult {
   return (typeof source === 'string' ? splitPlainCommand(source) : undefined) ?? splitWithParser(source);
 }
 

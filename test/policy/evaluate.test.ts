@@ -643,8 +643,10 @@ describe('policy evaluation', () => {
     it('leading NAME=value assignments are words of the command', () => {
       assert.equal(by(allow('npm test'), run('CI=1 npm test')), 'default:ask');
       assert.equal(by(allow('npm test'), run('LD_PRELOAD=/tmp/x.so npm test')), 'default:ask');
-      assert.equal(by(allow('CI=1 npm test'), run('CI=1 npm test')), 'ok:allow');
-      assert.equal(by(allow('CI=* npm test'), run('CI=true npm test')), 'ok:allow');
+      // The command without its assignments is a further part, which an allow must match too.
+      assert.equal(by(allow('CI=1 npm test'), run('CI=1 npm test')), 'default:ask');
+      assert.equal(by(allow('CI=1 npm test', 'npm test'), run('CI=1 npm test')), 'ok:allow');
+      assert.equal(by(allow('CI=* npm test', 'npm test'), run('CI=true npm test')), 'ok:allow');
     });
 
     for (const op of ['>', '>>', '&>', '>|']) {

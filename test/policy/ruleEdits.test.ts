@@ -319,7 +319,7 @@ describe('rule edits', () => {
       assert.deepEqual(prefix('ls -la'), ['ls *']);
       assert.deepEqual(prefix('sleep 5'), ['sleep *']);
       assert.deepEqual(prefix('git push origin main'), ['git push origin *'], 'at most three words');
-      assert.deepEqual(prefix('FOO=1 npm test'), ['FOO=1 npm test *']);
+      assert.deepEqual(prefix('FOO=1 npm test'), ['FOO=1 npm test *', 'npm test *'], 'the command without its assignments is a part too');
       assert.deepEqual(prefix('./gradlew build --info'), ['./gradlew build *']);
       assert.deepEqual(prefix('npm run lint && npm test'), ['npm run lint *', 'npm test *'], 'an allow needs every part');
       assert.deepEqual(prefix('npm test; npm test'), ['npm test *']);

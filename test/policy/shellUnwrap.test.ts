@@ -1,0 +1,196 @@
+// Programs that run programs are unwrapped (policy-format.md, "Commands"): the command a
+// wrapper runs is a further simple command, and a deny on `rm *` denies every spelling.
+import assert from 'node:assert/strict';
+import * as os from 'node:os';
+import fc from 'fast-check';
+import { loadPolicyText, Policy } from '../../src/policy/policy.js';
+import { initShellParser } from '../../src/policy/shellParser.js';
+import { splitCommand } from '../../src/policy/shellSplit.js';
+
+function parts(source: string): string[][] {
+  const r = splitCommand(source);
+  assert.equal(r.ok, true, `expected ${JSON.stringify(source)} to parse, got ${JSON.stringify(r)}`);
+  return r.commands.map((c) => c.words);
+}
+
+/** Asserts some part of `source` is exactly `words`. */
+function hasPart(source: string, words: string[]): void {
+  const all = parts(source);
+  assert.ok(
+    all.some((w) => JSON.stringify(w) === JSON.stringify(words)),
+    `expected ${JSON.stringify(source)} to have part ${JSON.stringify(words)}, got ${JSON.stringify(all)}`,
+  );
+}
+
+function rejected(source: string): void {
+  const r = splitCommand(source);
+  assert.equal(r.ok, false, `expected ${JSON.stringify(source)} to be unparseable, got ${JSON.stringify(r)}`);
+}
+
+const POLICY = JSON.stringify({
+  version: 1,
+  rules: [
+    { id: 'no-rm', tools: ['builtin.run_command'], commands: ['rm *'], decision: 'deny' },
+    { id: 'rest', tools: ['builtin.run_command'], commands: ['*'], decision: 'allow' },
+  ],
+});
+
+function decision(command: string): string {
+  const layer = loadPolicyText(POLICY, '.agentpolicy.jsonc', 'workspace');
+  assert.equal(layer.valid, true);
+  const d = new Policy({ workspace: layer }).decide(
+    { tool: { id: 'builtin.run_command' }, input: { command }, agent: 'main' },
+    { workspaceFolder: os.tmpdir() },
+  );
+  return d.decision;
+}
+
+const RM_SPELLINGS = [
+  'env rm x',
+  'sudo rm x',
+  'FOO=1 rm x',
+  'xargs rm',
+  'find . -exec rm {} \\;',
+  "bash -c 'rm x'",
+  'sudo -u bob env FOO=1 nice -n 5 rm -rf /',
+];
+
+describe('shell unwrapping of programs that run programs', () => {
+  before(async () => {
+    await initShellParser();
+  });
+
+  it('keeps the wrapper and adds the command it runs', () => {
+    assert.deepEqual(parts('sudo rm x'), [['sudo', 'rm', 'x'], ['rm', 'x']]);
+    assert.deepEqual(parts('FOO=1 rm x'), [['FOO=1', 'rm', 'x'], ['rm', 'x']]);
+    assert.deepEqual(parts('ls -la'), [['ls', '-la']]);
+  });
+
+  for (const s of RM_SPELLINGS) {
+    it(`${s} has a part starting with rm`, () => {
+      assert.ok(parts(s).some((w) => w[0] === 'rm'), JSON.stringify(parts(s)));
+    });
+  }
+
+  it('env', () => {
+    hasPart('env -i -u HOME -C /tmp --unset=PATH --chdir=/ -0 -v A=1 B=2 rm x', ['rm', 'x']);
+    hasPart('env -- rm x', ['rm', 'x']);
+    hasPart('env -uHOME rm x', ['rm', 'x']);
+    assert.deepEqual(parts('env'), [['env']]);
+    assert.deepEqual(parts('env A=1'), [['env', 'A=1']]);
+    rejected("env -S 'rm x'");
+    rejected("env --split-string='rm x'");
+    rejected('env -iS rm');
+  });
+
+  it('sudo and doas', () => {
+    hasPart('sudo -u bob -g staff -C 3 -D /tmp -h host -p pw -r role -t type -T 5 -U al -E -n -- rm x', ['rm', 'x']);
+    hasPart('sudo -Eu bob rm x', ['rm', 'x']);
+    hasPart('doas -u root rm x', ['rm', 'x']);
+    rejected('sudo --user=bob rm x');
+  });
+
+  it('command, exec, time', () => {
+    hasPart('command rm x', ['rm', 'x']);
+    hasPart('command -p rm x', ['rm', 'x']);
+    assert.deepEqual(parts('command -v rm'), [['command', '-v', 'rm']]);
+    assert.deepEqual(parts('command -V rm'), [['command', '-V', 'rm']]);
+    hasPart('exec -c -l -a name rm x', ['rm', 'x']);
+    assert.ok(parts('time rm x').some((w) => w[0] === 'rm'));
+    assert.ok(parts('time -p rm x').some((w) => w[0] === 'rm'));
+    rejected('exec -z rm x');
+  });
+
+  it('nice, nohup, setsid', () => {
+    hasPart('nice -n 5 rm x', ['rm', 'x']);
+    hasPart('nice -n5 rm x', ['rm', 'x']);
+    hasPart('nice -10 rm x', ['rm', 'x']);
+    hasPart('nice --adjustment=3 rm x', ['rm', 'x']);
+    hasPart('nohup rm x', ['rm', 'x']);
+    hasPart('setsid -f rm x', ['rm', 'x']);
+    rejected('nohup -x rm x');
+  });
+
+  it('timeout, stdbuf', () => {
+    hasPart('timeout 5 rm x', ['rm', 'x']);
+    hasPart('timeout -k 2 -s KILL --preserve-status --foreground -v 5s rm x', ['rm', 'x']);
+    hasPart('stdbuf -oL -e 0 -i0 rm x', ['rm', 'x']);
+    hasPart('stdbuf --output=L rm x', ['rm', 'x']);
+    rejected('timeout -z 5 rm x');
+  });
+
+  it('xargs', () => {
+    hasPart('xargs rm', ['rm']);
+    hasPart('xargs -0 -n 1 -P 4 -I {} -d x -a f -E e -L 2 -s 100 rm {}', ['rm', '{}']);
+    hasPart('xargs --arg-file=f --max-args=2 -i -l3 -eEOF rm', ['rm']);
+    hasPart('xargs -r --null rm', ['rm']);
+    assert.deepEqual(parts('xargs'), [['xargs'], ['echo']]);
+    assert.deepEqual(parts('xargs -0'), [['xargs', '-0'], ['echo']]);
+    rejected('xargs -Z rm');
+  });
+
+  it('find -exec, -execdir, -ok, -okdir', () => {
+    hasPart('find . -name x -exec rm {} \\;', ['rm', '{}']);
+    hasPart('find . -execdir rm {} +', ['rm', '{}']);
+    const all = parts("find . -ok rm {} ';' -okdir mv {} y \\;");
+    assert.ok(all.some((w) => w[0] === 'rm') && all.some((w) => w[0] === 'mv'), JSON.stringify(all));
+  });
+
+  it('shells with -c, and eval', () => {
+    for (const sh of ['bash', 'sh', 'zsh', 'dash', 'ksh', '/bin/bash']) hasPart(`${sh} -c 'rm x'`, ['rm', 'x']);
+    hasPart("bash -lc 'ls && rm x' name", ['rm', 'x']);
+    hasPart("bash -c 'ls && rm x'", ['ls']);
+    assert.deepEqual(parts('bash script.sh'), [['bash', 'script.sh']]);
+    hasPart('eval rm x', ['rm', 'x']);
+    hasPart("eval 'ls; rm x'", ['rm', 'x']);
+    hasPart("bash -c \"sudo -- sh -c 'rm x'\"", ['rm', 'x']);
+    rejected("bash -c 'rm x &&'");
+    rejected('bash -c "rm $X"');
+    rejected('eval "$C"');
+    rejected('eval rm $X');
+  });
+
+  it('unwraps recursively, up to a depth of 8', () => {
+    hasPart('sudo -u bob env FOO=1 nice -n 5 rm -rf /', ['rm', '-rf', '/']);
+    hasPart(`${'nohup '.repeat(8)}rm x`, ['rm', 'x']);
+    rejected(`${'nohup '.repeat(9)}rm x`);
+  });
+
+  describe('through the engine', () => {
+    for (const s of RM_SPELLINGS) {
+      it(`denies ${s}`, () => {
+        assert.equal(decision(s), 'deny');
+      });
+    }
+
+    it('still allows plain commands and does not deny unknown options (they are asked)', () => {
+      assert.equal(decision('ls -la'), 'allow');
+      assert.equal(decision('sudo ls'), 'allow');
+      assert.notEqual(decision('sudo --weird rm x'), 'allow');
+    });
+
+    it('a random wrapper chain around rm is denied', () => {
+      const wrapper = fc.oneof(
+        fc.constantFrom('env', 'env -i', 'env -u HOME', 'env -C /tmp', 'env --unset=X', 'env -- ', 'env A=1 B=2', 'env -0 -v'),
+        fc.constantFrom('sudo', 'sudo -u bob', 'sudo -E', 'sudo -n -u root --', 'doas -u root', 'doas'),
+        fc.constantFrom('command', 'command -p', 'exec', 'exec -a name', 'exec -c -l'),
+        fc.constantFrom('nice', 'nice -n 5', 'nice -3', 'nice --adjustment=2', 'nohup', 'setsid', 'setsid -f'),
+        fc.constantFrom('timeout 5', 'timeout -k 1 -s TERM 10s', 'timeout --foreground 3', 'stdbuf -oL', 'stdbuf -i 0 -e L'),
+        fc.constantFrom('xargs', 'xargs -0', 'xargs -n 1 -P 2', 'xargs -I {}', 'xargs --max-args=3', 'FOO=1', 'A=1 B=2'),
+        fc.constantFrom('time', 'time -p'),
+      );
+      const arg = fc.constantFrom('x', '-rf', '/', 'a.txt', '--', '-f', 'dir/');
+      fc.assert(
+        fc.property(fc.array(wrapper, { minLength: 1, maxLength: 4 }), fc.array(arg, { maxLength: 3 }), fc.constantFrom('plain', 'bash', 'eval', 'find'), (chain, args, outer) => {
+          // `time` is a shell keyword only first in a pipeline; keep it out of nested positions.
+          const inner = [...chain.filter((w, i) => i === 0 || !w.startsWith('time')), 'rm', ...args].join(' ');
+          const cmd =
+            outer === 'bash' ? `bash -c '${inner}'` : outer === 'eval' ? `eval ${inner}` : outer === 'find' ? `find . -exec ${inner} {} \\;` : inner;
+          if (outer !== 'plain' && inner.startsWith('time')) return;
+          assert.equal(decision(cmd), 'deny', cmd);
+        }),
+        { numRuns: 200 },
+      );
+    });
+  });
+});
