@@ -40,10 +40,14 @@ export function protectedFilesHook(files: readonly string[]): ToolHook {
       const workspace = path.resolve(workspaceFolder);
       let shown = perFolder.get(workspace);
       if (!shown) perFolder.set(workspace, (shown = literal.map((f) => nameIn(workspace, f))));
-      const targets = protectedTargets(literal);
       const { command } = commandOf({ tool, input, agent: '' });
+      const values = pathValues(input, tool.pathArgs);
+      const foreign = tool.kind !== 'builtin' && tool.kind !== 'client';
+      // Resolving the protected paths costs file-system calls: only for a call that could reach one.
+      if (values.length === 0 && command === undefined && !foreign) return undefined;
+      const targets = protectedTargets(literal);
       const roots = [workspace, realpathOfExistingPrefix(workspace)];
-      for (const value of pathValues(input, tool.pathArgs)) {
+      for (const value of values) {
         const forms = pathForms(workspace, value);
         // Where a command runs is no target: the workspace folder (and above) there is no ask.
         const hit = matchProtected(forms, targets, command !== undefined ? roots : []);
@@ -57,7 +61,7 @@ export function protectedFilesHook(files: readonly string[]): ToolHook {
       }
       // A tool that is not ours may take its paths in any field, nested or not (file_path, edits[].path…),
       // and resolve them its own way: any string that names a protected file asks.
-      if (tool.kind !== 'builtin' && tool.kind !== 'client') {
+      if (foreign) {
         const named = stringNaming(input, workspace, shown, targets);
         if (named !== undefined) return `${tool.id} names the protected file ${shownOf(workspace, named)}: ${ONCE}`;
       }
