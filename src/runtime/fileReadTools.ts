@@ -9,7 +9,7 @@ import { PathResolver } from '../policy/paths.js';
 import { fsError, typeOf, type EntryType } from './fileSystem.js';
 import { withInputSchema } from './toolInputSchema.js';
 import { zodTool, type RuntimeTool } from './tools.js';
-import { CONFINED, confine, openParent, verifyOpened, type OpenedFolder } from './workspacePaths.js';
+import { CONFINED, confine, confineExisting, openParent, verifyOpened, type OpenedFolder } from './workspacePaths.js';
 
 /** The largest file read_file reads and search_files searches. */
 export const MAX_FILE_BYTES = 1024 * 1024;
@@ -239,13 +239,7 @@ export function listFilesTool(): RuntimeTool {
       async (input, context): Promise<ListFilesResult> => {
         const tool = 'list_files';
         const requested = input.path ?? '.';
-        const root = confine(new PathResolver(context.workspaceFolder), tool, 'path', requested);
-        let st: fs.Stats;
-        try {
-          st = await fsp.stat(root.absolute);
-        } catch (error) {
-          throw fsError(tool, requested, error);
-        }
+        const { confined: root, stats: st } = await confineExisting(context.workspaceFolder, tool, 'path', requested);
         if (!st.isDirectory()) throw new Error(`${tool}: ${JSON.stringify(requested)} is not a directory`);
         const max = input.maxEntries ?? DEFAULT_MAX_ENTRIES;
         const entries: ListFilesResult['entries'] = [];
@@ -303,13 +297,7 @@ export function searchFilesTool(): RuntimeTool {
           }
         }
         const requested = input.path ?? '.';
-        const root = confine(new PathResolver(context.workspaceFolder), tool, 'path', requested);
-        let st: fs.Stats;
-        try {
-          st = await fsp.stat(root.absolute);
-        } catch (error) {
-          throw fsError(tool, requested, error);
-        }
+        const { confined: root, stats: st } = await confineExisting(context.workspaceFolder, tool, 'path', requested);
         const max = input.maxResults ?? DEFAULT_MAX_RESULTS;
         const result: SearchFilesResult = { matches: [], truncated: false, filesSearched: 0, filesSkipped: 0, skipped: [] };
 

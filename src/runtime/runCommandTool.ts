@@ -1,14 +1,10 @@
 // The builtin run_command tool: confines its cwd to the workspace folder, then hands the command
 // to the process runner (commandProcess.ts).
-import type * as fs from 'node:fs';
-import * as fsp from 'node:fs/promises';
 import { z } from 'zod';
-import { PathResolver } from '../policy/paths.js';
 import { CommandStartError, commandShell, findBash, runCommandProcess, type CommandProcessResult, type CommandShell } from './commandProcess.js';
-import { fsError } from './fileSystem.js';
 import { withInputSchema } from './toolInputSchema.js';
 import { zodTool, type RuntimeTool, type ToolRunContext } from './tools.js';
-import { confine } from './workspacePaths.js';
+import { confineExisting } from './workspacePaths.js';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const MAX_TIMEOUT_MS = 60 * 60_000;
@@ -35,13 +31,7 @@ async function runCommand(
 ): Promise<RunCommandResult> {
   const tool = 'run_command';
   const cwdArg = input.cwd ?? '.';
-  const cwd = confine(new PathResolver(context.workspaceFolder), tool, 'cwd', cwdArg);
-  let st: fs.Stats;
-  try {
-    st = await fsp.stat(cwd.absolute);
-  } catch (error) {
-    throw fsError(tool, cwdArg, error);
-  }
+  const { confined: cwd, stats: st } = await confineExisting(context.workspaceFolder, tool, 'cwd', cwdArg);
   if (!st.isDirectory()) throw new Error(`${tool}: cwd ${JSON.stringify(cwdArg)} is not a directory`);
 
   try {

@@ -6,7 +6,7 @@ import { parseAgentsFile, type AgentDeclaration } from '../agents/agentsFile.js'
 import type { Diagnostic } from '../policy/diagnostics.js';
 import type { ParsedJsonc } from '../policy/parse.js';
 import { Agent, Builtins, Subagent } from './agent.js';
-import { builtinFileTools, runCommandTool } from './builtins.js';
+import { builtinFileTools } from './builtins.js';
 import { ModelError, type Model } from './model.js';
 import { ScriptedModel } from './scripted.js';
 import type { RuntimeTool, ToolSource } from './tools.js';

@@ -11,8 +11,8 @@
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import type { PathResolver, ResolvedPath } from '../policy/paths.js';
-import { errnoCode } from './fileSystem.js';
+import { PathResolver, type ResolvedPath } from '../policy/paths.js';
+import { errnoCode, fsError } from './fileSystem.js';
 
 /** The sentence each builtin tool's description ends with, so the model knows the rule. */
 export const CONFINED = 'Paths are relative to the workspace folder; a path outside it (through "..", an absolute path or a symbolic link) is refused.';
@@ -241,4 +241,14 @@ async function explainOpenError(error: unknown, at: string, tool: string, value:
     if (st?.isSymbolicLink()) return new ChangedWhileOpeningError(tool, value, 'a folder on the way is now a symbolic link');
   }
   return error;
+}
+
+/** A path argument confined to the workspace folder that must already exist, with its stats. */
+export async function confineExisting(workspaceFolder: string, tool: string, argument: string, value: string): Promise<{ confined: Confined; stats: fs.Stats }> {
+  const confined = confine(new PathResolver(workspaceFolder), tool, argument, value);
+  try {
+    return { confined, stats: await fsp.stat(confined.absolute) };
+  } catch (error) {
+    throw fsError(tool, value, error);
+  }
 }
