@@ -1,6 +1,6 @@
 // `npm run bench`: how fast the policy engine compiles and decides, for generated policies of
 // 10 to 10,000 rules, against the targets at 1,000 rules; the runtime's overhead per call, and
-// per MCP tool call beyond the server's own time. Prints a table; not a test (it never
+// per MCP tool call beyond the server's own time; the sandbox's cost per command. Prints a table; not a test (it never
 // fails the build), but a missed target is marked `miss`.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -9,6 +9,7 @@ import { initShellParser } from '../src/policy/shellParser.js';
 import { benchPolicy, type PolicyKind } from './policyBench.js';
 import { mcpBench } from './mcpBench.js';
 import { runtimeBench } from './runtimeBench.js';
+import { sandboxBench } from './sandboxBench.js';
 import { formatTable, verdict, type BenchRow } from './table.js';
 
 const SIZES = [10, 100, 1_000, 10_000];
@@ -42,6 +43,8 @@ async function main(): Promise<void> {
     }
     process.stderr.write('benchmarking the runtime...\n');
     rows.push(...(await runtimeBench()));
+    process.stderr.write('benchmarking the sandbox...\n');
+    rows.push(...(await sandboxBench()));
     if (!process.argv.includes('--no-mcp')) {
       process.stderr.write('benchmarking MCP tool calls...\n');
       rows.push(...(await mcpBench()));

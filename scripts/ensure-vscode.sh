@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure what the end-to-end tests and `npm start` need beyond npm is here:
-# Debian's chromium (the browser playwright-core drives) and libkrb5-dev (code-server's native
-# build needs gssapi.h), and code-server itself with a Node 24 of its own, cached in
+# Debian's chromium (the browser playwright-core drives), libkrb5-dev (code-server's native
+# build needs gssapi.h) and bubblewrap (the sandbox builtin.run_command runs commands in; see
+# docs/sandbox.md), and code-server itself with a Node 24 of its own, cached in
 # .cache/code-server (ignored by git; about 3 minutes the first time).
 # Installs what it can; otherwise stops with one line saying exactly what to install.
 set -euo pipefail
@@ -13,6 +14,7 @@ NODE24_VERSION=24
 need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 [ -e /usr/include/gssapi/gssapi.h ] || need_apt+=(libkrb5-dev)
+command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing Debian packages: ${need_apt[*]}" >&2

@@ -7,11 +7,13 @@ import { parseAgentsFile, spawnInfo, type AgentsFile } from '../agents/agentsFil
 import { kindFromId, type ToolCall } from '../policy/call.js';
 import { checkPolicyLayer } from '../policy/check.js';
 import { formatDiagnostic, hasErrors, LineMap, toJson, type Diagnostic, type DiagnosticJson } from '../policy/diagnostics.js';
-import { describeDecision, runInlineTests } from '../policy/inlineTests.js';
+import { describeDecision, describeParts, runInlineTests } from '../policy/inlineTests.js';
 import { loadPolicyText, Policy, type Explanation, type PolicyLayer } from '../policy/policy.js';
 import { toolKinds, type ToolKind } from '../policy/schema.js';
 import { initShellParser } from '../policy/shellParser.js';
-import { auditTable, interruptedSessions, readAuditLog } from '../runtime/audit.js';
+import { SANDBOXED_TOOL } from '../policy/judgement.js';
+import { auditTable, interruptedSessions, readAuditLog } from '../runtime/auditRead.js';
+import { sandboxAvailability } from '../runtime/sandboxProbe.js';
 import { runCommand, RunUsageError } from './run.js';
 
 export class UsageError extends Error {}
@@ -26,7 +28,7 @@ const USAGE = `usage:
   agentpolicy check [--policy F] [--agents F] [--json]
   agentpolicy test [--policy F] [--json]
   agentpolicy explain --tool ID [--input JSON] [--kind K] [--agent NAME] [--hints JSON] [--tags a,b]
-                      [--workspace DIR] [--untrusted] [--policy F] [--managed F] [--user F] [--json]
+                      [--workspace DIR] [--untrusted] [--sandbox yes|no] [--policy F] [--managed F] [--user F] [--json]
   agentpolicy run --prompt TEXT [--workspace DIR] [--agents F] [--agent NAME] [--answer allow|deny|keep]
                   [--policy F] [--managed F] [--user F] [--untrusted] [--audit F] [--json]
   agentpolicy audit FILE [--json] [--interrupted]`;
@@ -39,7 +41,7 @@ const OPTIONS = {
     ...COMMON,
     tool: { type: 'string' }, input: { type: 'string' }, kind: { type: 'string' }, agent: { type: 'string' },
     hints: { type: 'string' }, tags: { type: 'string' }, workspace: { type: 'string' }, untrusted: { type: 'boolean' },
-    managed: { type: 'string' }, user: { type: 'string' },
+    managed: { type: 'string' }, user: { type: 'string' }, sandbox: { type: 'string' },
   },
   run: {
     ...COMMON,
@@ -250,7 +252,14 @@ function explain(values: Values, io: CliIo): number {
     agent: str(values, 'agent') ?? 'main',
   };
   const policy = new Policy(layers);
-  const result = policy.explain(call, { workspaceFolder, trusted: values.untrusted !== true });
+  // Judged as on this machine (its sandbox probed), unless --sandbox says how to judge.
+  const sandboxFlag = str(values, 'sandbox');
+  if (sandboxFlag !== undefined && sandboxFlag !== 'yes' && sandboxFlag !== 'no') throw new UsageError('--sandbox takes yes or no');
+  // Only run_command is ever sandboxed: the probe (it starts bwrap) only for its calls.
+  const machine = sandboxFlag === undefined && toolId === SANDBOXED_TOOL ? sandboxAvailability() : undefined;
+  const sandbox = sandboxFlag === 'yes' || (machine?.available ?? false);
+  const sandboxUnavailable = sandboxFlag === 'no' ? 'explain was run with --sandbox no' : machine && !machine.available ? machine.reason : undefined;
+  const result = policy.explain(call, { workspaceFolder, trusted: values.untrusted !== true, sandbox, ...(sandboxUnavailable ? { sandboxUnavailable } : {}) });
   const invalid = Object.values(layers).filter((l) => !l.valid);
   const diagnostics = invalid.flatMap((l) => l.diagnostics);
   // policy-format.md: when a policy is invalid, the decision printed is never allow, even one
@@ -279,9 +288,17 @@ export function explanationLines(result: Explanation, policy: Policy): string[] 
     const t = result.ask.timeout !== undefined ? `, times out after ${result.ask.timeout}s (${result.ask.onTimeout})` : '';
     lines.push(`ask: allow for session ${result.ask.remember === 'session' ? 'offered' : 'not offered'}${t}`);
   }
+  if (result.parts) {
+    lines.push(`parts (each judged on its own; the call takes the strictest):`);
+    for (const part of describeParts(result)) lines.push(`  ${part}`);
+  }
+  if (result.sandbox) {
+    lines.push(`sandbox: ${result.sandbox.sandboxed ? `runs sandboxed, network ${result.sandbox.network ? 'on' : 'off'}` : 'runs without a sandbox'}`);
+  }
   if (result.trace.length > 0) {
     lines.push('rules tested (those whose tools match):');
     for (const t of result.trace) {
+      if (t.part !== undefined && t.partIndex !== undefined && result.trace.find((u) => u.partIndex === t.partIndex) === t) lines.push(` part ${t.partIndex + 1}: ${t.part}`);
       const id = t.rule.id !== null ? ` "${t.rule.id}"` : '';
       const what = t.failed === null ? 'matched' : `${t.failed} did not match`;
       lines.push(`  ${t.rule.layer} rule ${t.rule.index + 1}${id} (${t.rule.file}:${t.rule.line}) ${t.decision}: ${what}`);

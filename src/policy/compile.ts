@@ -2,14 +2,14 @@
 // call is only tests against prepared matchers.
 import type { Node } from 'jsonc-parser';
 import { findNodeAtLocation } from 'jsonc-parser';
-import { commandOf, effectiveHints, kindFromId, type HintName, type ToolCall } from './call.js';
+import type { HintName } from './call.js';
 import type { Diagnostic } from './diagnostics.js';
 import { compileGlobSet, compileNameGlob, GlobError, type GlobSet, type GlobTest } from './globs.js';
 import type { LineMap } from './diagnostics.js';
 import { equalsTooDeepMessage, MAX_EQUALS_DEPTH } from './parse.js';
-import type { CallPaths, PathResolver, ResolvedPath } from './paths.js';
+import type { CallPaths, ResolvedPath } from './paths.js';
+import type { CallView, CommandView } from './preparedCall.js';
 import type { Decision, InputMatcher, Rule, ToolKind } from './schema.js';
-import { splitCommand } from './shellSplit.js';
 import type { SimpleCommand } from './shellWalker.js';
 
 export type LayerName = 'managed' | 'workspace' | 'user';
@@ -252,49 +252,8 @@ export class InputTooDeepError extends RangeError {
   }
 }
 
-/**
- * A call prepared for judging: what several rules need (hints, paths, the split command) is
- * worked out once, and only when a rule asks for it.
- */
-export class PreparedCall {
-  readonly kind: ToolKind | undefined;
-  private hintsCache: Required<Record<HintName, boolean>> | undefined;
-  private pathsCache: CallPaths | undefined;
-  private commandCache: { commands: SimpleCommand[]; parsed: boolean; present: boolean } | undefined;
-
-  constructor(
-    readonly call: ToolCall,
-    private readonly resolver: PathResolver,
-  ) {
-    this.kind = call.tool.kind ?? kindFromId(call.tool.id);
-  }
-
-  get hints(): Required<Record<HintName, boolean>> {
-    return (this.hintsCache ??= effectiveHints(this.call.tool.annotations));
-  }
-
-  get paths(): CallPaths {
-    return (this.pathsCache ??= this.resolver.collect(this.call.input, this.call.tool.pathArgs));
-  }
-
-  /** What was already worked out, without working anything out. */
-  peek(): { paths: CallPaths | undefined; command: { commands: SimpleCommand[]; parsed: boolean; present: boolean } | undefined } {
-    return { paths: this.pathsCache, command: this.commandCache };
-  }
-
-  /** present: the call has a command; parsed: it split cleanly (else only tightening rules can match). */
-  get command(): { commands: SimpleCommand[]; parsed: boolean; present: boolean } {
-    if (this.commandCache) return this.commandCache;
-    const { command, opaque } = commandOf(this.call);
-    if (opaque) return (this.commandCache = { commands: [], parsed: false, present: true });
-    if (command === undefined) return (this.commandCache = { commands: [], parsed: true, present: false });
-    const split = splitCommand(command);
-    return (this.commandCache = { commands: split.commands, parsed: split.ok, present: true });
-  }
-}
-
 /** Does the rule match? Returns null when it does, else the first matcher that did not. */
-export function mismatch(rule: CompiledRule, call: PreparedCall, toolsAlreadyMatched = false): MatcherName | null {
+export function mismatch(rule: CompiledRule, call: CallView, toolsAlreadyMatched = false): MatcherName | null {
   if (!toolsAlreadyMatched && rule.tools && !rule.tools.test(call.call.tool.id)) return 'tools';
   if (rule.kinds && (call.kind === undefined || !rule.kinds.has(call.kind))) return 'kinds';
   if (rule.agents && !rule.agents.test(call.call.agent)) return 'agents';
@@ -351,23 +310,20 @@ function wordsMatch(pattern: CommandPattern, words: readonly string[]): boolean 
   return true;
 }
 
-function commandsMatch(
-  patterns: readonly CommandPattern[],
-  command: { commands: SimpleCommand[]; parsed: boolean; present: boolean },
-  loosening: boolean,
-): boolean {
+function commandsMatch(patterns: readonly CommandPattern[], command: CommandView, loosening: boolean): boolean {
   if (!command.present) return false;
   // Plain loops: this runs for every candidate rule of every call, so no closures per call.
   if (loosening) {
     if (!command.parsed || command.commands.length === 0) return false;
     for (const c of command.commands) {
-      if (c.writesToFile || c.usesProcessSubstitution || !matchesSome(patterns, c)) return false;
+      if (c.writesToFile || c.usesProcessSubstitution || c.dynamic === true || !matchesSome(patterns, c)) return false;
     }
     return true;
   }
   // Text that cannot be parsed could hide anything: a tightening rule takes it.
   if (!command.parsed) return true;
-  for (const c of command.commands) if (matchesSome(patterns, c)) return true;
+  // So could a program name worked out only when the command runs (`$X`, `r{m,}`, `r?`).
+  for (const c of command.commands) if (c.dynamic === true || matchesSome(patterns, c)) return true;
   return false;
 }
 

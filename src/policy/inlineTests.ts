@@ -1,8 +1,10 @@
 // A policy file's inline tests: each call is judged by the file alone, as the workspace layer
-// of a trusted workspace whose folder is the file's own.
+// of a trusted workspace whose folder is the file's own, on a machine whose commands run
+// sandboxed unless the test says `"sandbox": false`.
 import * as path from 'node:path';
 import { findNodeAtLocation } from 'jsonc-parser';
 import type { Diagnostic } from './diagnostics.js';
+import type { LayerName, RuleRef } from './compile.js';
 import { Policy, type PolicyDecision, type PolicyLayer } from './policy.js';
 import type { Decision, InlineTest } from './schema.js';
 
@@ -21,7 +23,7 @@ export function runInlineTests(layer: PolicyLayer, workspaceFolder = path.dirnam
   const root = layer.parsed.root;
   return tests.map((test, index) => {
     const node = root ? findNodeAtLocation(root, ['tests', index]) : undefined;
-    const actual = policy.decide(testCall(test), { workspaceFolder });
+    const actual = policy.decide(testCall(test), { workspaceFolder, sandbox: test.sandbox ?? true, sandboxUnavailable: 'the test says "sandbox": false' });
     const passed = actual.decision === test.expect && (test.rule === undefined || actual.rule?.id === test.rule);
     return {
       index,
@@ -44,14 +46,25 @@ function testCall(test: InlineTest) {
 }
 
 /** What decided: `rule 4 "id" (file:line)`, or the default and whose it was. */
-export function describeSource(d: PolicyDecision): string {
+export function describeSource(d: { rule: RuleRef | null; defaultFrom?: LayerName | null }): string {
   if (d.rule === null) return d.defaultFrom ? `the default of the ${d.defaultFrom} policy` : 'the built-in default';
   const id = d.rule.id !== null ? ` "${d.rule.id}"` : '';
   return `${d.rule.layer} rule ${d.rule.index + 1}${id} (${d.rule.file}:${d.rule.line})`;
 }
 
+/** `deny by workspace rule 2 "no-rm" (…)`, and which part it was when the call has several. */
 export function describeDecision(d: PolicyDecision): string {
-  return `${d.decision} by ${describeSource(d)}`;
+  const strictest = d.parts ? d.parts.findIndex((p) => p.decision === d.decision) : -1;
+  const part = d.parts && strictest >= 0 ? ` for part ${strictest + 1} of ${d.parts.length} (${d.parts[strictest]!.part})` : '';
+  return `${d.decision} by ${describeSource(d)}${part}`;
+}
+
+/** One line per part: `ask  curl x  by the built-in default (it writes to a file)`. */
+export function describeParts(d: PolicyDecision): string[] {
+  return (d.parts ?? []).map((p, i) => {
+    const by = describeSource(p);
+    return `${i + 1}. ${p.decision} ${p.part} by ${by}${p.note ? ` (${p.note})` : ''}${p.reason ? `: ${p.reason}` : ''}`;
+  });
 }
 
 export function testDiagnostics(layer: PolicyLayer, results: readonly InlineTestResult[]): Diagnostic[] {
@@ -64,7 +77,7 @@ export function testDiagnostics(layer: PolicyLayer, results: readonly InlineTest
       return {
         file: layer.file, severity: 'error' as const, code: 'test-failed' as const,
         offset: node?.offset ?? 0, length: node?.length ?? 1,
-        message: `test "${r.name}" expected ${want}, got ${describeDecision(r.actual)}`,
+        message: `test "${r.name}" expected ${want}, got ${describeDecision(r.actual)}${r.actual.parts ? `; parts: ${describeParts(r.actual).join('; ')}` : ''}`,
       };
     });
 }

@@ -57,23 +57,35 @@ export class PathResolver {
 
   /** The paths named by a call's input: the tool's declared path arguments, else the conventional fields. */
   collect(input: unknown, declared: readonly string[] | undefined): CallPaths {
-    const result: CallPaths = { paths: [], opaque: false };
-    if (input === null || typeof input !== 'object' || Array.isArray(input)) return result;
-    const record = input as Record<string, unknown>;
-    for (const field of declared ?? CONVENTIONAL_PATH_FIELDS) {
-      if (!Object.prototype.hasOwnProperty.call(record, field)) continue;
-      const value = record[field];
-      if (value === undefined || value === null) continue;
-      if (typeof value === 'string') result.paths.push(this.resolve(value));
-      else if (Array.isArray(value)) {
-        for (const item of value) {
-          if (typeof item === 'string') result.paths.push(this.resolve(item));
-          else result.opaque = true;
-        }
-      } else result.opaque = true;
-    }
-    return result;
+    const raw = pathValues(input, declared);
+    return { paths: raw.values.map((v) => this.resolve(v)), opaque: raw.opaque };
   }
+}
+
+/** A call's path arguments as given, not yet resolved; `opaque` when one is not a string. */
+export interface PathValues {
+  values: string[];
+  opaque: boolean;
+}
+
+/** The path values of a call's input: the tool's declared path arguments, else the conventional fields. */
+export function pathValues(input: unknown, declared: readonly string[] | undefined): PathValues {
+  const result: PathValues = { values: [], opaque: false };
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) return result;
+  const record = input as Record<string, unknown>;
+  for (const field of declared ?? CONVENTIONAL_PATH_FIELDS) {
+    if (!Object.prototype.hasOwnProperty.call(record, field)) continue;
+    const value = record[field];
+    if (value === undefined || value === null) continue;
+    if (typeof value === 'string') result.values.push(value);
+    else if (Array.isArray(value)) {
+      for (const item of value) {
+        if (typeof item === 'string') result.values.push(item);
+        else result.opaque = true;
+      }
+    } else result.opaque = true;
+  }
+  return result;
 }
 
 /**

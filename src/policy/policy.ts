@@ -1,20 +1,24 @@
 // The policy: up to three layers (managed, workspace, user), judged in that order, first
 // matching rule wins. This is the engine's main entry point for the CLI, runtime and extension.
+import { findNodeAtLocation } from 'jsonc-parser';
 import type { ToolCall } from './call.js';
-import { compileRules, mismatch, PreparedCall, type CompiledRule, type LayerName, type MatcherName, type RuleRef } from './compile.js';
+import { compileRules, type CompiledRule, type LayerName } from './compile.js';
+import type { DecideOptions, Explanation, PolicyDecision, TraceEntry } from './decision.js';
+import { judgeCall, sandboxAvailability, type JudgeContext, type JudgedLayer } from './judgement.js';
 import { hasErrors, type Diagnostic } from './diagnostics.js';
 import { literalPrefix } from './globs.js';
 import { parseJsoncWithSchema, type ParsedJsonc } from './parse.js';
 import { PathResolver } from './paths.js';
-import { hintNames, PolicyFileSchema, type Decision, type PolicyFile } from './schema.js';
+import { PreparedCall } from './preparedCall.js';
+import { hintNames, PolicyFileSchema, type Decision, type PolicyFile, type SandboxMode } from './schema.js';
 
 export const LAYER_ORDER: readonly LayerName[] = ['managed', 'workspace', 'user'];
 
 const KNOWN_KEYS: ReadonlyMap<string, readonly string[]> = new Map<string, readonly string[]>([
-  ['', ['$schema', 'version', 'default', 'rules', 'tests']],
-  ['rules.#', ['id', 'decision', 'reason', 'tools', 'kinds', 'agents', 'hints', 'tags', 'paths', 'commands', 'input', 'timeout', 'onTimeout', 'remember']],
+  ['', ['$schema', 'version', 'default', 'sandbox', 'rules', 'tests']],
+  ['rules.#', ['id', 'decision', 'reason', 'tools', 'kinds', 'agents', 'hints', 'tags', 'paths', 'commands', 'input', 'timeout', 'onTimeout', 'remember', 'sandbox']],
   ['rules.#.hints', hintNames],
-  ['tests.#', ['name', 'call', 'expect', 'rule']],
+  ['tests.#', ['name', 'call', 'expect', 'rule', 'sandbox']],
   ['tests.#.call', ['tool', 'input', 'kind', 'agent', 'hints', 'tags']],
   ['tests.#.call.hints', hintNames],
 ]);
@@ -39,6 +43,14 @@ export class PolicyLayer {
       const compiled = compileRules(parsed.value.rules, parsed.root, parsed.lines, file, layer);
       rules = compiled.rules;
       diagnostics.push(...compiled.diagnostics);
+      if (parsed.value.sandbox === 'off' && layer === 'workspace') {
+        // A reviewed workspace file may tighten the sandbox, never turn it off for everyone who opens it.
+        const node = parsed.root ? findNodeAtLocation(parsed.root, ['sandbox']) : undefined;
+        diagnostics.push({
+          file, severity: 'error', code: 'schema', offset: node?.offset ?? 0, length: node?.length ?? 1,
+          message: '"sandbox": "off" is allowed only in the managed or user policy; a workspace policy may say "required" or "auto"',
+        });
+      }
     }
     this.valid = parsed.value !== undefined && !hasErrors(diagnostics);
     // An invalid file contributes no rules and no default: it is never consulted as if it were good.
@@ -112,54 +124,13 @@ export function nextLayerState(previous: LayerState | undefined, loaded: PolicyL
   return { kind: 'broken', current: loaded };
 }
 
-export interface DecideOptions {
-  /** The folder paths resolve against. */
-  workspaceFolder: string;
-  /** VS Code workspace trust (CLI --untrusted): when false the workspace layer can only tighten. */
-  trusted?: boolean;
-  /** The decision when no rule decides and no layer sets `default` (the runtime's permissionMode). */
-  fallbackDefault?: Decision;
-  /** Resolve symbolic links (default true). */
-  followSymlinks?: boolean;
-}
-
-export interface AskSettings {
-  timeout?: number;
-  onTimeout: 'deny' | 'keep';
-  remember: 'session' | 'never';
-}
-
-/** The decision object of policy-format.md, with a few additions (`defaultFrom`, `ask`). */
-export interface PolicyDecision {
-  decision: Decision;
-  rule: RuleRef | null;
-  reason?: string;
-  lowered: boolean;
-  warnings: string[];
-  /** When no rule decided: the layer whose `default` applied, or null for the built-in default. */
-  defaultFrom?: LayerName | null;
-  /** For `ask`: how the question behaves. */
-  ask?: AskSettings;
-}
-
-export interface TraceEntry {
-  rule: RuleRef;
-  decision: Decision;
-  /** null: it matched (and so decided). */
-  failed: MatcherName | null;
-}
-
-export interface Explanation extends PolicyDecision {
-  /** Every rule that was tested, in order, and the first matcher that failed for it. */
-  trace: TraceEntry[];
-}
-
-const LOWERED_REASON = 'the workspace is not trusted, so its allow rules and default only ask';
+export type { AskSettings, DecideOptions, Explanation, PartDecision, PolicyDecision, SandboxRun, TraceEntry } from './decision.js';
 
 /** Up to three layers in force, judged together. */
 export class Policy {
   private readonly states: ReadonlyArray<{ name: LayerName; state: LayerState }>;
   private readonly resolvers = new Map<string, PathResolver>();
+  private readonly judgedLayers: readonly JudgedLayer[];
 
   constructor(layers: Partial<Record<LayerName, LayerState | PolicyLayer>>) {
     this.states = LAYER_ORDER.flatMap((name) => {
@@ -168,6 +139,10 @@ export class Policy {
       const state = given instanceof PolicyLayer ? nextLayerState(undefined, given) : given;
       return [{ name, state }];
     });
+    this.judgedLayers = this.states.map(({ name, state }): JudgedLayer =>
+      state.kind === 'broken'
+        ? { name, broken: state.current.file, candidates: () => [] }
+        : { name, candidates: (toolId) => state.layer.candidates(toolId) });
   }
 
   /** Every layer's file as it is now, valid or not. */
@@ -188,6 +163,18 @@ export class Policy {
     return { decision: fallback, from: null };
   }
 
+  /**
+   * The top-level `sandbox` setting, from the first valid layer that sets one (default `auto`).
+   * A workspace file cannot say `off` (that is a schema error), so only managed and user layers turn it off.
+   */
+  sandboxMode(): { mode: SandboxMode; from: LayerName | null } {
+    for (const { name, state } of this.states) {
+      const mode = state.kind === 'ok' ? state.layer.policy?.sandbox : undefined;
+      if (mode !== undefined) return { mode, from: name };
+    }
+    return { mode: 'auto', from: null };
+  }
+
   decide(call: ToolCall, options: DecideOptions): PolicyDecision {
     return this.evaluate(call, options, undefined);
   }
@@ -206,63 +193,28 @@ export class Policy {
 
   private evaluate(call: ToolCall, options: DecideOptions, trace: TraceEntry[] | undefined): PolicyDecision {
     const prepared = new PreparedCall(call, this.resolver(options));
-    const trusted = options.trusted ?? true;
-    const warnings: string[] = [];
-    for (const { name, state } of this.states) {
-      if (state.kind === 'broken') {
-        return {
-          decision: 'ask', rule: null, lowered: false, defaultFrom: null,
-          reason: `the ${name} policy ${state.current.file} is invalid and has no valid version in force, so every call it could decide is asked`,
-          warnings: [`${state.current.file} is invalid`],
-          ask: { onTimeout: 'deny', remember: 'never' },
-        };
-      }
-      if (state.stale) warnings.push(`${state.stale.current.file} is invalid; its last valid version is in force`);
-      for (const rule of state.layer.candidates(call.tool.id)) {
-        const failed = mismatch(rule, prepared, true);
-        trace?.push({ rule: rule.ref, decision: rule.decision, failed });
-        if (failed !== null) continue;
-        const lowered = rule.decision === 'allow' && name === 'workspace' && !trusted;
-        const decision: Decision = lowered ? 'ask' : rule.decision;
-        const result: PolicyDecision = { decision, rule: rule.ref, lowered, warnings: addCallWarnings(warnings, prepared) };
-        const reason = lowered ? joinReasons(rule.rule.reason, LOWERED_REASON) : rule.rule.reason;
-        if (reason !== undefined) result.reason = reason;
-        if (decision === 'ask') {
-          result.ask = {
-            onTimeout: rule.rule.onTimeout ?? 'deny',
-            remember: rule.rule.remember ?? 'session',
-            ...(rule.rule.timeout !== undefined ? { timeout: rule.rule.timeout } : {}),
-          };
-        }
-        return result;
-      }
-    }
-    const fallback = this.defaultDecision(options.fallbackDefault);
-    const lowered = fallback.decision === 'allow' && fallback.from === 'workspace' && !trusted;
-    const result: PolicyDecision = {
-      decision: lowered ? 'ask' : fallback.decision,
-      rule: null,
-      lowered,
-      warnings: addCallWarnings(warnings, prepared),
-      defaultFrom: fallback.from,
+    const sandboxMode = this.sandboxMode();
+    const context: JudgeContext = {
+      layers: this.judgedLayers,
+      trusted: options.trusted ?? true,
+      fallback: this.defaultDecision(options.fallbackDefault),
+      sandboxMode,
+      sandbox: sandboxAvailability(call.tool.id, sandboxMode, options),
     };
-    if (lowered) result.reason = LOWERED_REASON;
-    if (result.decision === 'ask') result.ask = { onTimeout: 'deny', remember: 'session' };
-    return result;
+    const warnings: string[] = [];
+    for (const { state } of this.states) {
+      if (state.kind === 'ok' && state.stale) warnings.push(`${state.stale.current.file} is invalid; its last valid version is in force`);
+    }
+    const decision = judgeCall(prepared, context, warnings, trace);
+    addCallWarnings(decision.warnings, prepared);
+    return decision;
   }
-}
-
-function joinReasons(a: string | undefined, b: string): string {
-  return a ? `${a} (${b})` : b;
 }
 
 /** Warnings about what was worked out for the call anyway; nothing is computed just to warn. */
-function addCallWarnings(warnings: string[], call: PreparedCall): string[] {
+function addCallWarnings(warnings: string[], call: PreparedCall): void {
   const p = call.peek();
-  if (p.paths) {
-    for (const path of p.paths.paths) if (path.relative === null) warnings.push(`path ${path.absolute} is outside the workspace folder`);
-    if (p.paths.opaque) warnings.push('a path argument is not a string');
-  }
+  for (const path of p.paths) if (path.relative === null) warnings.push(`path ${path.absolute} is outside the workspace folder`);
+  if (p.pathsOpaque) warnings.push('a path argument is not a string');
   if (p.command && p.command.present && !p.command.parsed) warnings.push('the command could not be parsed as shell');
-  return warnings;
 }

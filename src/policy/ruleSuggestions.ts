@@ -5,12 +5,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { commandOf, type ToolCall } from './call.js';
-import { mismatch, PreparedCall } from './compile.js';
+import { mismatch } from './compile.js';
+import { PreparedCall, type CallPart, type CallView } from './preparedCall.js';
 import { PathResolver } from './paths.js';
-import { loadPolicyText, Policy, type DecideOptions, type PolicyLayer } from './policy.js';
+import { loadPolicyText, Policy, type DecideOptions, type PolicyDecision, type PolicyLayer } from './policy.js';
 import { friendlyId, slug, uniqueId } from './ruleIds.js';
 import type { Rule } from './schema.js';
 import { splitCommand } from './shellSplit.js';
+import type { SimpleCommand } from './shellWalker.js';
 
 export type SuggestionKind = 'exact' | 'command' | 'folder' | 'tool';
 
@@ -23,6 +25,11 @@ export interface RuleSuggestion {
 
 export interface SuggestionOptions {
   workspaceFolder: string;
+  /**
+   * The decision that asked. When the call has several parts, the suggestions cover the parts
+   * that did not allow (a command prefix of those commands only), not the whole chain.
+   */
+  asked?: PolicyDecision;
   /** Ids already used in the file: generated ids avoid them. */
   existingIds?: Iterable<string>;
   /** Resolve symbolic links when deciding whether a path is inside the workspace (default true). */
@@ -40,7 +47,8 @@ const MAX_PREFIX_WORDS = 3;
  */
 export function ruleSuggestions(call: ToolCall, options: SuggestionOptions): RuleSuggestion[] {
   const resolver = new PathResolver(options.workspaceFolder, { followSymlinks: options.followSymlinks ?? true });
-  const callPaths = resolver.collect(call.input, call.tool.pathArgs);
+  const asked = askedParts(new PreparedCall(call, resolver), options.asked);
+  const callPaths = asked ? { paths: asked.flatMap((p) => p.paths.paths), opaque: asked.some((p) => p.paths.opaque) } : resolver.collect(call.input, call.tool.pathArgs);
   const pathsInside = !callPaths.opaque && callPaths.paths.every((p) => p.relative !== null);
   const toolSlug = slug(stripFamily(call.tool.id)) || 'tool';
   const toolGlob = escapeGlob(call.tool.id);
@@ -60,7 +68,7 @@ export function ruleSuggestions(call: ToolCall, options: SuggestionOptions): Rul
   });
 
   if (pathsInside) {
-    const prefixes = commandPrefixes(call);
+    const prefixes = commandPrefixes(call, asked);
     if (prefixes) {
       out.push({
         kind: 'command',
@@ -90,19 +98,31 @@ export function ruleSuggestions(call: ToolCall, options: SuggestionOptions): Rul
 
   const used = new Set(options.existingIds ?? []);
   const decideOptions: DecideOptions = { workspaceFolder: options.workspaceFolder, followSymlinks: options.followSymlinks ?? true };
+  const askedIndexes = asked?.map((p) => p.index);
   return out.flatMap((s) => {
     s.rule.id = uniqueId(friendlyId(s.rule.id!), used);
-    if (!allowsAlone(s.rule, call, decideOptions)) return [];
+    if (!allowsAlone(s.rule, call, decideOptions, askedIndexes)) return [];
     used.add(s.rule.id);
     return [s];
   });
 }
 
-/** The rule, alone in a policy, is valid and allows the call by itself. */
-function allowsAlone(rule: Rule, call: ToolCall, options: DecideOptions): boolean {
+/** The parts of a call of several parts that the asked decision did not allow, each with its place; undefined for a call judged whole. */
+function askedParts(prepared: PreparedCall, decision: PolicyDecision | undefined): Array<CallPart & { index: number }> | undefined {
+  const parts = decision?.parts ? prepared.parts() : undefined;
+  if (!parts || parts.length !== decision!.parts!.length) return undefined;
+  return parts.flatMap((part, index) => (decision!.parts![index]!.decision === 'allow' ? [] : [Object.assign(part, { index })]));
+}
+
+/**
+ * The rule, alone in a policy, is valid and allows the call by itself, or (for a call of several
+ * parts) allows each of the parts that asked.
+ */
+function allowsAlone(rule: Rule, call: ToolCall, options: DecideOptions, askedIndexes: readonly number[] | undefined): boolean {
   const layer = loadPolicyText(JSON.stringify({ version: 1, rules: [rule] }), '.agentpolicy.jsonc', 'workspace');
   if (!layer.valid) return false;
   const d = new Policy({ workspace: layer }).decide(call, options);
+  if (askedIndexes && d.parts) return askedIndexes.every((i) => d.parts![i]?.decision === 'allow' && d.parts![i]?.rule?.index === 0);
   return d.decision === 'allow' && d.rule?.index === 0;
 }
 
@@ -148,15 +168,25 @@ const RUNS_ANYTHING = new Set([
  * never be allowed (a redirect to a file, process substitution, unparseable text): a rule from
  * the first command alone would not allow the whole line.
  */
-function commandPrefixes(call: ToolCall): { patterns: string[]; words: string[] } | undefined {
+function commandPrefixes(call: ToolCall, asked: readonly CallPart[] | undefined): { patterns: string[]; words: string[] } | undefined {
   const { command, opaque } = commandOf(call);
   if (opaque || command === undefined) return undefined;
-  const split = splitCommand(command);
-  if (!split.ok || split.commands.length === 0) return undefined;
+  let commands: readonly SimpleCommand[];
+  if (asked) {
+    // Only the parts that asked; one that cannot be seen into gets no prefix.
+    if (asked.some((p) => !p.command.parsed || p.command.commands.length !== 1 || p.tightenOnly)) return undefined;
+    commands = asked.map((p) => p.command.commands[0]!);
+  } else {
+    const split = splitCommand(command);
+    if (!split.ok) return undefined;
+    // A part only ask and deny rules judge needs no allow.
+    commands = split.commands.filter((c) => c.tightenOnly !== true);
+  }
+  if (commands.length === 0) return undefined;
   const patterns: string[] = [];
   let firstWords: string[] | undefined;
-  for (const c of split.commands) {
-    if (c.writesToFile || c.usesProcessSubstitution) return undefined;
+  for (const c of commands) {
+    if (c.writesToFile || c.usesProcessSubstitution || c.dynamic === true) return undefined;
     const words: string[] = [];
     let i = 0;
     while (i < c.words.length && ASSIGNMENT_WORD.test(c.words[i]!)) words.push(c.words[i++]!);
@@ -207,10 +237,16 @@ function isDirectory(absolute: string): boolean {
  * The index of the first rule of this file that matches the call, so that a rule inserted there
  * decides it; `rules.length` when none does. (An invalid layer has no rules in force: 0.)
  */
-export function insertionIndex(layer: PolicyLayer, call: ToolCall, options: DecideOptions): number {
+export function insertionIndex(layer: PolicyLayer, call: ToolCall, options: DecideOptions, asked?: PolicyDecision): number {
   const prepared = new PreparedCall(call, new PathResolver(options.workspaceFolder, { followSymlinks: options.followSymlinks ?? true }));
-  const i = layer.rules.findIndex((rule) => mismatch(rule, prepared) === null);
-  return i === -1 ? layer.rules.length : i;
+  // A call of several parts: before the first rule that decides any part that asked.
+  const views: CallView[] = askedParts(prepared, asked) ?? [prepared];
+  let first = layer.rules.length;
+  for (const view of views) {
+    const i = layer.rules.findIndex((rule) => mismatch(rule, view) === null);
+    if (i !== -1 && i < first) first = i;
+  }
+  return first;
 }
 
 /**

@@ -32,6 +32,15 @@ export const InputMatcherSchema = z.union([
   z.strictObject({ exists: z.boolean() }).describe('whether the pointer resolves to a value'),
 ]);
 
+export const RuleSandboxSchema = z
+  .union([z.literal(true), z.strictObject({ network: z.boolean() })])
+  .describe('allow only, on command tools: allowed only inside the sandbox; { "network": true } lets the command reach the network');
+
+export const sandboxModes = ['required', 'auto', 'off'] as const;
+export const SandboxModeSchema = z
+  .enum(sandboxModes)
+  .describe('required: without a sandbox every command asks; auto (default): sandboxed where the machine can; off: never (managed and user policies only)');
+
 export const RuleSchema = z
   .strictObject({
     id: z.string().min(1).optional().describe('Unique in its file; names the rule in explanations, audit and diagnostics'),
@@ -49,6 +58,7 @@ export const RuleSchema = z
     timeout: z.number().positive().max(MAX_ASK_TIMEOUT_SECONDS).optional().describe('ask only: seconds the question stays open (at most 2147483)'),
     onTimeout: z.enum(['deny', 'keep']).optional().describe('ask only; default deny'),
     remember: z.enum(['session', 'never']).optional().describe('ask only; whether "allow for this session" is offered'),
+    sandbox: RuleSandboxSchema.optional(),
   })
   .superRefine((rule, ctx) => {
     if (rule.decision !== 'ask') {
@@ -57,6 +67,9 @@ export const RuleSchema = z
           ctx.addIssue({ code: 'custom', path: [field], message: `"${field}" applies only to rules whose decision is "ask"` });
         }
       }
+    }
+    if (rule.sandbox !== undefined && rule.decision !== 'allow') {
+      ctx.addIssue({ code: 'custom', path: ['sandbox'], message: '"sandbox" applies only to rules whose decision is "allow"' });
     }
   });
 
@@ -74,6 +87,7 @@ export const InlineTestSchema = z.strictObject({
   call: TestCallSchema,
   expect: DecisionSchema,
   rule: z.string().min(1).optional().describe('The id of the rule expected to decide'),
+  sandbox: z.boolean().optional().describe('Judge as on a machine where commands run sandboxed (default true) or where they cannot (false)'),
 });
 
 export const PolicyFileSchema = z
@@ -81,6 +95,7 @@ export const PolicyFileSchema = z
     $schema: z.string().optional(),
     version: z.literal(1),
     default: DecisionSchema.optional(),
+    sandbox: SandboxModeSchema.optional(),
     rules: z.array(RuleSchema).default([]),
     tests: z.array(InlineTestSchema).optional(),
   })
@@ -93,3 +108,5 @@ export type InputMatcher = z.infer<typeof InputMatcherSchema>;
 export type Rule = z.infer<typeof RuleSchema>;
 export type InlineTest = z.infer<typeof InlineTestSchema>;
 export type PolicyFile = z.infer<typeof PolicyFileSchema>;
+export type RuleSandbox = z.infer<typeof RuleSandboxSchema>;
+export type SandboxMode = z.infer<typeof SandboxModeSchema>;

@@ -12,13 +12,15 @@ export type SplitResult =
 
 /**
  * Splits a shell command line into its simple commands (including those nested in
- * $(...), `...`, <(...), subshells, groups, compound commands and function bodies).
- * Requires `initShellParser()` to have completed (throws otherwise); for any string
- * input after that it never throws.
+ * $(...), `...`, <(...), ${...}, here-documents, subshells, groups, compound commands and
+ * function bodies), with what wrappers and programs named by a path run as further parts.
+ * Whatever bash would run is a part, or the result is `ok: false`; a part whose program is
+ * only known when it runs is `dynamic`. Requires `initShellParser()` to have completed
+ * (throws otherwise); for any string input after that it never throws.
  */
 export function splitCommand(source: string): SplitResult {
   const split = splitUnwrapped(source);
-  // Programs that run programs (env, sudo, xargs, bash -c, ...): what they run is a further part.
+  // Programs that run programs (env, sudo, xargs, bash -c, ...) and /bin/rm: what they run is a further part.
   const unwrapped = unwrapCommands(split.commands, splitUnwrapped);
   return split.ok ? unwrapped : { ok: false, error: split.error, commands: unwrapped.commands };
 }
@@ -41,7 +43,7 @@ export function splitWithParser(source: string): SplitResult {
     if (!tree) return { ok: false, error: 'shell parser returned no tree', commands: [] };
     try {
       const root = toPlainTree(tree);
-      walker = new Walker(source);
+      walker = new Walker(source, splitUnwrapped);
       walker.walk(root);
       if (root.hasError && walker.error === undefined) walker.error = describeError(root, source);
       if (walker.error !== undefined) {

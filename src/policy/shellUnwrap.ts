@@ -1,9 +1,12 @@
 // Programs that run programs (policy-format.md, "Commands"): for each simple command whose
-// program is a wrapper (env, sudo, xargs, find -exec, bash -c, eval, ...), the command it runs
-// is added as a further simple command, recursively. The wrapper's own command stays. Anything
-// that cannot be read with certainty (an unknown option, env -S, nesting deeper than
-// MAX_DEPTH) makes the whole split unparseable, which is the strict side.
-import type { SimpleCommand } from './shellWalker.js';
+// program is a wrapper (env, sudo, xargs, find -exec, bash -c, eval, trap, ...), the
+// command it runs is added as a further simple command, recursively. The wrapper's own command
+// stays. So does a program named by its path (`/bin/rm x`), with its basename as a further part
+// (`rm x`): a rule on `rm *` then sees it. Anything that cannot be read with certainty (an
+// unknown option, env -S, a command string with an expansion, nesting deeper than MAX_DEPTH)
+// makes the whole split unparseable, which is the strict side.
+import { isAssignmentWord as isAssignment, isStaticWord, partOf, programIndex } from './shellDynamic.js';
+import type { SimpleCommand } from './shellCommand.js';
 
 type Split =
   | { ok: true; commands: SimpleCommand[] }
@@ -11,10 +14,10 @@ type Split =
 
 const MAX_DEPTH = 8;
 
-/** What a wrapper runs: argument vectors, and strings to split as shell commands. */
+/** What a wrapper runs: argument vectors (`from`: index of their first word in the wrapper's words, -1 when made up), and strings to split as shell commands. */
 interface Inner {
-  argv: string[][];
-  scripts: string[];
+  argv: Array<{ words: string[]; from: number }>;
+  scripts: Array<{ text: string; dynamic: boolean }>;
 }
 
 class Unknowable extends Error {}
@@ -43,30 +46,39 @@ function expand(c: SimpleCommand, depth: number, split: (source: string) => Spli
     out.push(part);
     expand(part, depth + 1, split, out);
   };
-  let i = 0;
-  while (i < c.words.length && isAssignment(c.words[i]!)) i++;
+  const i = programIndex(c.words);
   if (i === c.words.length) return;
   if (i > 0) {
-    add({ ...c, words: c.words.slice(i) });
+    add(partOf(c, c.words.slice(i), i));
     return;
   }
-  const inner = unwrapOne(c.words);
+  // A program whose name is only known when it runs cannot be unwrapped (it is `dynamic`).
+  if (!isStaticWord(c, 0)) return;
+  const program = c.words[0]!;
+  if (program.includes('/')) {
+    // `/bin/rm x` is `rm x` too; that part is then unwrapped (`/usr/bin/env rm x`).
+    const base = basename(program);
+    if (base !== '') {
+      // Only for ask and deny rules: what it unwraps to (`env rm x` -> `rm x`) is a part like any other.
+      const part = partOf(c, [base, ...c.words.slice(1)], 0);
+      part.tightenOnly = true;
+      add(part);
+    }
+    return;
+  }
+  const inner = unwrapOne(c.words, (k) => isStaticWord(c, k));
   if (!inner) return;
   for (const argv of inner.argv) {
-    if (argv.length > 0) add({ words: argv, writesToFile: c.writesToFile, usesProcessSubstitution: c.usesProcessSubstitution });
+    if (argv.words.length > 0) add(partOf(c, argv.words, argv.from));
   }
   for (const script of inner.scripts) {
-    // An expansion in the text is either expanded before the string is read as commands
-    // (eval, bash -c "...$X...": any command) or kept raw by the walker: never knowable here.
-    if (/[$`]/.test(script)) throw new Unknowable(`the command run by ${c.words[0] ?? ''} has an expansion`);
-    const r = split(script);
-    if (!r.ok) throw new Unknowable(`a command run by ${c.words[0] ?? ''} cannot be read: ${r.error}`);
+    // An expansion is expanded before the string is read as commands (eval, bash -c "...$X...",
+    // trap "$X"): any command at all. A static string is split like any command line.
+    if (script.dynamic) throw new Unknowable(`the command run by ${program} has an expansion`);
+    const r = split(script.text);
+    if (!r.ok) throw new Unknowable(`a command run by ${program} cannot be read: ${r.error}`);
     for (const part of r.commands) add(part);
   }
-}
-
-function isAssignment(word: string): boolean {
-  return /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(word);
 }
 
 interface OptionSpec {
@@ -134,10 +146,16 @@ function basename(word: string): string {
 const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh']);
 const FIND_ACTIONS = new Set(['-exec', '-execdir', '-ok', '-okdir']);
 
-/** What the command `words` runs when its program is a wrapper, or undefined. */
-function unwrapOne(words: string[]): Inner | undefined {
-  const program = basename(words[0]!);
-  const run = (argv: string[]): Inner => ({ argv: [argv], scripts: [] });
+/** What the command `words` runs when its program is a wrapper, or undefined. `isStatic(i)`: is words[i] static. */
+function unwrapOne(words: string[], isStatic: (index: number) => boolean): Inner | undefined {
+  const program = words[0]!;
+  // The words from index `from` on.
+  const run = (from: number): Inner => ({ argv: [{ words: words.slice(from), from }], scripts: [] });
+  const script = (from: number, to = from + 1): Inner['scripts'][number] => {
+    let dynamic = false;
+    for (let k = from; k < to; k++) dynamic ||= !isStatic(k);
+    return { text: words.slice(from, to).join(' '), dynamic };
+  };
   switch (program) {
     case 'env': {
       let i = skipOptions(program, words, 1, {
@@ -148,29 +166,34 @@ function unwrapOne(words: string[]): Inner | undefined {
         longArg: ['unset', 'chdir'],
         longFlags: ['ignore-environment', 'null', 'debug'],
       });
+      if (words[i] === '-') i++; // `env -` is `env -i`
       while (i < words.length && isAssignment(words[i]!)) i++;
-      return run(words.slice(i));
+      return run(i);
     }
     case 'sudo':
     case 'doas':
-      return run(words.slice(skipOptions(program, words, 1, { arg: 'ugCDhprtTU', flags: true })));
+      return run(skipOptions(program, words, 1, { arg: 'ugCDhprtTU', flags: true }));
     case 'command': {
       // `command -v` / `-V` only print what a name is.
       for (let k = 1; k < words.length && words[k]!.startsWith('-') && words[k] !== '--'; k++) {
         if (/^-[A-Za-z]*[vV]/.test(words[k]!)) return undefined;
       }
-      return run(words.slice(skipOptions(program, words, 1, { flags: 'p' })));
+      return run(skipOptions(program, words, 1, { flags: 'p' }));
     }
     case 'exec':
-      return run(words.slice(skipOptions(program, words, 1, { arg: 'a', flags: 'cl' })));
+      return run(skipOptions(program, words, 1, { arg: 'a', flags: 'cl' }));
     case 'time':
-      return run(words.slice(skipOptions(program, words, 1, { flags: 'p' })));
+      return run(skipOptions(program, words, 1, { flags: 'p' }));
     case 'nice':
-      return run(words.slice(skipOptions(program, words, 1, { arg: 'n', digits: true, longArg: ['adjustment'] })));
+      return run(skipOptions(program, words, 1, { arg: 'n', digits: true, longArg: ['adjustment'] }));
     case 'nohup':
-      return run(words.slice(skipOptions(program, words, 1, {})));
+    case 'builtin':
+      return run(skipOptions(program, words, 1, {}));
+    case 'coproc':
+      // `coproc NAME` names only a compound command; before a simple command NAME is the program.
+      return run(1);
     case 'setsid':
-      return run(words.slice(skipOptions(program, words, 1, { flags: 'cfw', longFlags: ['ctty', 'fork', 'wait'] })));
+      return run(skipOptions(program, words, 1, { flags: 'cfw', longFlags: ['ctty', 'fork', 'wait'] }));
     case 'timeout': {
       const i = skipOptions(program, words, 1, {
         arg: 'ks',
@@ -178,10 +201,10 @@ function unwrapOne(words: string[]): Inner | undefined {
         longArg: ['kill-after', 'signal'],
         longFlags: ['preserve-status', 'foreground', 'verbose'],
       });
-      return run(words.slice(i + 1)); // words[i] is the duration
+      return run(i + 1); // words[i] is the duration
     }
     case 'stdbuf':
-      return run(words.slice(skipOptions(program, words, 1, { arg: 'ioe', longArg: ['input', 'output', 'error'] })));
+      return run(skipOptions(program, words, 1, { arg: 'ioe', longArg: ['input', 'output', 'error'] }));
     case 'xargs': {
       const i = skipOptions(program, words, 1, {
         arg: 'adEILnPs',
@@ -191,29 +214,101 @@ function unwrapOne(words: string[]): Inner | undefined {
         longOptional: ['eof', 'replace', 'max-lines'],
         longFlags: ['null', 'interactive', 'no-run-if-empty', 'verbose', 'exit', 'open-tty', 'show-limits'],
       });
-      return run(i < words.length ? words.slice(i) : ['echo']);
+      return i < words.length ? run(i) : { argv: [{ words: ['echo'], from: -1 }], scripts: [] };
     }
     case 'find': {
-      const argv: string[][] = [];
+      const argv: Inner['argv'] = [];
       for (let i = 1; i < words.length; i++) {
         if (!FIND_ACTIONS.has(words[i]!)) continue;
         let j = i + 1;
         while (j < words.length && words[j] !== ';' && words[j] !== '+') j++;
-        argv.push(words.slice(i + 1, j));
+        argv.push({ words: words.slice(i + 1, j), from: i + 1 });
         i = j;
       }
       return { argv, scripts: [] };
     }
     case 'eval':
-      return words.length > 1 ? { argv: [], scripts: [words.slice(1).join(' ')] } : undefined;
+      return words.length > 1 ? { argv: [], scripts: [script(1, words.length)] } : undefined;
+    case 'trap':
+      return trapAction(words, script);
+    case 'alias':
+      // alias NAME=VALUE: where NAME is used (with expand_aliases) VALUE runs with that use's
+      // arguments, which no part can stand for.
+      for (let k = skipOptions(program, words, 1, { flags: 'p' }); k < words.length; k++) {
+        if (words[k]!.indexOf('=') > 0) throw new Unknowable('alias NAME=VALUE makes NAME run VALUE wherever it is used');
+      }
+      return undefined;
+    case 'compgen':
+    case 'complete':
+      // -C COMMAND runs COMMAND to generate completions (compgen: at once).
+      return { argv: [], scripts: optionValues(program, words, isStatic, { arg: 'oAGWFCXPS', flags: true }, 'C') };
+    case 'mapfile':
+    case 'readarray':
+      // -C CALLBACK is evaluated as a command every -c lines.
+      return { argv: [], scripts: optionValues(program, words, isStatic, { arg: 'dnOsuCc', flags: 't' }, 'C') };
+    case 'declare':
+    case 'typeset':
+    case 'local':
+      // declare -n NAME=VALUE: every use of NAME reads VALUE as a name, subscript and all.
+      for (let k = 1; k < words.length && words[k]!.startsWith('-') && words[k] !== '--'; k++) {
+        if (words[k]!.includes('n')) throw new Unknowable(`${program} -n (a nameref) reads a value as a name, which can run commands`);
+      }
+      return undefined;
+    case 'hash':
+      // hash -p PATH NAME: from then on NAME runs PATH, whatever rules say about NAME.
+      for (let k = 1; k < words.length && words[k]!.startsWith('-') && words[k] !== '--'; k++) {
+        if (words[k]!.includes('p')) throw new Unknowable('hash -p makes a name run another program');
+      }
+      return undefined;
     default:
-      if (SHELLS.has(program)) return shellScript(program, words);
+      if (SHELLS.has(program)) return shellScript(program, words, isStatic);
       return undefined;
   }
 }
 
+/** `trap [--] ACTION SIGNAL...`: ACTION is a command run later; `trap SIGNAL`, `trap - SIGNAL`, `trap -p|-l` run nothing. */
+function trapAction(words: string[], script: (from: number) => Inner['scripts'][number]): Inner | undefined {
+  let i = 1;
+  const w = words[i];
+  if (w === '--') i++;
+  else if (w !== undefined && w.startsWith('-') && w !== '-') {
+    if (/^-[lpP]+$/.test(w)) return undefined;
+    throw new Unknowable(`unknown option ${w} of trap`);
+  }
+  if (words.length - i < 2 || words[i] === '-' || words[i] === '') return undefined;
+  return { argv: [], scripts: [script(i)] };
+}
+
+/** The values of option -`letter` (attached or the next word) among the options of `words`. */
+function optionValues(
+  program: string,
+  words: string[],
+  isStatic: (index: number) => boolean,
+  spec: { arg: string; flags: string | true },
+  letter: string,
+): Inner['scripts'] {
+  const values: Inner['scripts'] = [];
+  for (let i = 1; i < words.length; i++) {
+    const w = words[i]!;
+    if (w === '--' || !w.startsWith('-') || w === '-') break;
+    for (let j = 1; j < w.length; j++) {
+      const ch = w[j]!;
+      if (spec.arg.includes(ch)) {
+        const attached = j < w.length - 1;
+        const at = attached ? i : i + 1;
+        if (at >= words.length) throw new Unknowable(`option -${ch} of ${program} has no value`);
+        if (ch === letter) values.push({ text: attached ? w.slice(j + 1) : words[at]!, dynamic: !isStatic(at) });
+        if (!attached) i++;
+        break;
+      }
+      if (!(spec.flags === true ? /[A-Za-z0-9]/.test(ch) : spec.flags.includes(ch))) throw new Unknowable(`unknown option ${w} of ${program}`);
+    }
+  }
+  return values;
+}
+
 /** `bash [options] -c STRING [name args...]`: STRING; other invocations run a file or stdin. */
-function shellScript(program: string, words: string[]): Inner | undefined {
+function shellScript(program: string, words: string[], isStatic: (index: number) => boolean): Inner | undefined {
   let hasC = false;
   let i = 1;
   while (i < words.length) {
@@ -239,5 +334,5 @@ function shellScript(program: string, words: string[]): Inner | undefined {
     i += next;
   }
   if (!hasC || i >= words.length) return undefined;
-  return { argv: [], scripts: [words[i]!] };
+  return { argv: [], scripts: [{ text: words[i]!, dynamic: !isStatic(i) }] };
 }

@@ -1,18 +1,28 @@
 // Walking the shell syntax tree into simple commands: every command a line would run
 // (including those in $(...), `...`, <(...), subshells, groups, compound commands and function
 // bodies), with its words after quote removal and whether it writes to a file. Also catches the
-// syntax errors bash has and tree-sitter lets through (`a ;; b`, `then` as a command).
+// syntax errors bash has and tree-sitter lets through (`a ;; b`, `then` as a command). What the
+// parser leaves as text but bash runs or evaluates, and where the two disagree: shellSeeInto.ts.
+import type { NestedSplit, SimpleCommand } from './shellCommand.js';
+import { dynamicWordsOf, programIndex, setDynamicWords } from './shellDynamic.js';
+import {
+  BACKSLASHES_IN_NESTED_QUOTES,
+  CONTENT_NODES,
+  READ_NODES,
+  closingBacktick,
+  contentText,
+  evaluatedLater,
+  evaluatingExpansion,
+  hasUnescapedNewline,
+  hiddenSubstitutions,
+  mayHideSubstitution,
+  semicolonAfterHeredoc,
+  unescapeBackticks,
+} from './shellSeeInto.js';
 import { positionOf, type ShellNode } from './shellTree.js';
-import { decodeAnsiC, stripQuotes, unescapeDouble, unescapeUnquoted } from './shellWords.js';
+import { mergePieces, pieceOf, quotedText, wordText, type Piece } from './shellWords.js';
 
-export interface SimpleCommand {
-  /** The command's words after quote removal, in order. Leading NAME=value assignments are words too: `FOO=1 npm test` -> ["FOO=1","npm","test"]. A word containing an expansion ($VAR, $(...), `...`) keeps its raw source text. */
-  words: string[];
-  /** True when the command redirects output to a file: >, >>, &>, &>>, >|, N>file (but NOT fd duplications like 2>&1 / >&2, and NOT a redirect whose target is exactly /dev/null). */
-  writesToFile: boolean;
-  /** True when the command uses process substitution <(...) or >(...). */
-  usesProcessSubstitution: boolean;
-}
+export type { NestedSplit, SimpleCommand } from './shellCommand.js';
 
 /** Nodes that are statements (things that run commands). */
 const STATEMENTS = new Set([
@@ -79,21 +89,25 @@ interface Group {
   tail: SimpleCommand[];
 }
 
-interface Piece {
-  start: number;
-  end: number;
-  text: string;
-  raw: boolean;
-  dollar: boolean;
-  isString: boolean;
-}
+/** Named leaves whose text bash never expands (or that are not text of a word). */
+const LITERAL_LEAVES = new Set(['raw_string', 'ansi_c_string', 'comment', 'heredoc_start', 'heredoc_end']);
 
 /** Walks one tree; `out` collects the commands in source order, `error` the first syntax error bash would report. */
 export class Walker {
   readonly out: SimpleCommand[] = [];
   error: string | undefined;
+  /** Whether the source has substitution syntax at all (else the checks for hidden ones are skipped). */
+  private readonly mayHide: boolean;
+  /** Whether the source has more than one line (else the checks for misread line breaks are skipped). */
+  private readonly multiline: boolean;
 
-  constructor(private readonly source: string) {}
+  constructor(
+    private readonly source: string,
+    private readonly nested: NestedSplit,
+  ) {
+    this.mayHide = mayHideSubstitution(source);
+    this.multiline = source.includes('\n');
+  }
 
   walk(root: ShellNode): void {
     this.statement(root);
@@ -114,13 +128,18 @@ export class Walker {
         return single(this.simpleCommand(node));
       case 'variable_assignment': {
         const cmd = this.newCommand();
-        if (!node.isMissing) cmd.words.push(this.wordText(node));
+        if (!node.isMissing) {
+          cmd.words.push(wordText(this.source, node));
+          this.fail(evaluatedLater(cmd.words, () => !node.hasExpansion));
+        }
         this.scan(node, cmd);
         return single(cmd);
       }
       case 'test_command': {
         const cmd = this.newCommand();
-        this.testWords(node, cmd);
+        const expanded = new Set<number>();
+        this.testWords(node, cmd, expanded);
+        this.fail(evaluatedLater(cmd.words, (i) => !expanded.has(i)));
         return single(cmd);
       }
       case 'redirected_statement':
@@ -144,13 +163,14 @@ export class Walker {
         const all: SimpleCommand[] = [];
         for (const child of node.children) {
           if (child.type === 'do_group' || child.type === 'compound_statement') all.push(...this.statement(child).all);
-          else this.scan(child, undefined);
+          else this.scan(child, undefined, 0, false, true);
         }
         return { all, tail: all };
       }
       default: {
         // program, subshell, compound_statement, if/while/for/case, function_definition, ERROR, ...
         const all: SimpleCommand[] = [];
+        const arith = node.type === 'compound_statement' && node.children[0]?.type === '((';
         for (const child of node.children) {
           if (STATEMENTS.has(child.type)) {
             all.push(...this.statement(child).all);
@@ -158,7 +178,7 @@ export class Walker {
             if (!child.isNamed && CASE_TERMINATORS.has(child.type) && node.type !== 'case_item') {
               this.unexpected(child); // tree-sitter accepts `a ;; b`; bash does not
             }
-            this.scan(child, undefined);
+            this.scan(child, undefined, 0, false, arith);
           }
         }
         return { all, tail: all };
@@ -167,33 +187,47 @@ export class Walker {
   }
 
   private unexpected(token: ShellNode): void {
-    if (this.error === undefined) {
-      this.error = `syntax error near unexpected token '${this.text(token)}' at ${this.position(token.startIndex)}`;
-    }
+    this.fail(`syntax error near unexpected token '${this.text(token)}' at ${this.position(token.startIndex)}`);
+  }
+
+  private misreadLineBreak(at: number): void {
+    this.fail(`the parser misread a line break at ${this.position(at)}`);
+  }
+
+  /** Records the first reason the line cannot be read. */
+  private fail(reason: string | undefined): void {
+    if (reason !== undefined && this.error === undefined) this.error = reason;
   }
 
   /** command / declaration_command / unset_command / variable_assignments. */
   private simpleCommand(node: ShellNode): SimpleCommand {
     const cmd = this.newCommand();
     const pieces: Piece[] = [];
+    let end = node.startIndex;
     for (const child of node.children) {
       const type = child.type;
+      if (this.multiline && hasUnescapedNewline(this.source.slice(end, child.startIndex))) this.misreadLineBreak(end);
+      end = Math.max(end, child.endIndex);
       if (child.isMissing || type === 'comment') continue;
       if (REDIRECTS.has(type)) {
-        for (const extra of this.redirect(child, [cmd])) pieces.push(this.piece(extra));
+        for (const extra of this.redirect(child, [cmd])) pieces.push(pieceOf(this.source, extra));
         continue;
       }
       if (type === 'command_name') {
         const inner = child.children[0] ?? child;
         if (inner.isMissing) continue;
         if (inner.type === 'word' && MISPLACED_RESERVED.has(this.text(inner))) this.unexpected(inner);
-        pieces.push(this.piece(inner));
+        // `! ! cmd`: the parser takes the second `!` (negation again) for the program
+        if (inner.type === 'word' && this.text(inner) === '!') continue;
+        pieces.push(pieceOf(this.source, inner));
       } else {
-        pieces.push(this.piece(child));
+        pieces.push(pieceOf(this.source, child));
       }
       this.scan(child, cmd);
     }
-    cmd.words.push(...this.mergePieces(pieces));
+    const flags = this.addWords(cmd, pieces);
+    if (flags?.[programIndex(cmd.words)] === true) cmd.dynamic = true;
+    this.fail(evaluatedLater(cmd.words, (i) => flags?.[i] !== true));
     return cmd;
   }
 
@@ -215,7 +249,7 @@ export class Walker {
     for (const child of node.children) {
       if (child === body) continue;
       if (REDIRECTS.has(child.type)) {
-        for (const extra of this.redirect(child, group.tail)) extras.push(this.piece(extra));
+        for (const extra of this.redirect(child, group.tail)) extras.push(pieceOf(this.source, extra));
       } else if (STATEMENTS.has(child.type)) {
         this.statement(child);
       } else {
@@ -224,7 +258,7 @@ export class Walker {
     }
     if (extras.length > 0 && bodyCommand) {
       // `echo > f hi`: tree-sitter makes `hi` a second redirect destination; bash makes it an argument.
-      bodyCommand.words.push(...this.mergePieces(extras));
+      this.addWords(bodyCommand, extras);
     }
     return group;
   }
@@ -237,10 +271,13 @@ export class Walker {
     const owner = targets[0];
     if (node.type === 'heredoc_redirect') {
       const extras: ShellNode[] = [];
+      // <<'EOF', <<"EOF", <<E\OF: the body is not expanded
+      const start = node.children.find((c) => c.type === 'heredoc_start');
+      const quoted = start !== undefined && /['"\\]/.test(this.text(start));
       for (const child of node.children) {
         if (REDIRECTS.has(child.type)) extras.push(...this.redirect(child, targets));
         else if (STATEMENTS.has(child.type)) this.statement(child);
-        else this.scan(child, owner); // heredoc_body: only its expansions run
+        else if (!(quoted && child.type === 'heredoc_body')) this.scan(child, owner); // heredoc_body: only its expansions run
       }
       return extras;
     }
@@ -273,7 +310,7 @@ export class Walker {
       writes = target === undefined || !this.isDevNull(target);
     } else if (op === '>&' && target !== undefined) {
       // `>&2` / `>&-` duplicate a descriptor; `>& file` (csh style) writes stdout+stderr to file.
-      const t = target.type === 'number' ? this.text(target) : this.wordText(target);
+      const t = target.type === 'number' ? this.text(target) : wordText(this.source, target);
       writes = !/^[0-9]+-?$/.test(t) && t !== '-' && !this.isDevNull(target);
     }
     for (const t of targets) {
@@ -284,122 +321,122 @@ export class Walker {
   }
 
   private isDevNull(node: ShellNode): boolean {
-    return !node.hasExpansion && this.wordText(node) === '/dev/null';
+    return !node.hasExpansion && wordText(this.source, node) === '/dev/null';
   }
 
-  /** Words of `[ ... ]` / `[[ ... ]]`. */
-  private testWords(node: ShellNode, cmd: SimpleCommand): void {
+  /** Words of `[ ... ]` / `[[ ... ]]`; `expanded` collects the indexes of those with an expansion. */
+  private testWords(node: ShellNode, cmd: SimpleCommand, expanded: Set<number>): void {
     for (const child of node.children) {
       if (child.isMissing || child.type === 'comment') continue;
       if (!child.isNamed) cmd.words.push(this.text(child));
       else if (TEST_WORDS.has(child.type)) {
-        cmd.words.push(this.wordText(child));
+        if (child.hasExpansion) expanded.add(cmd.words.length);
+        cmd.words.push(wordText(this.source, child));
         this.scan(child, cmd);
-      } else this.testWords(child, cmd);
+      } else if (child.children.length === 0) this.scan(child, cmd);
+      else this.testWords(child, cmd, expanded);
     }
   }
 
-  /** Finds command/process substitutions below `node` and walks their bodies. */
-  private scan(node: ShellNode, owner: SimpleCommand | undefined): void {
+  /**
+   * Finds command/process substitutions below `node` and walks their bodies, and what the parser
+   * left as text but bash runs or evaluates (shellSeeInto.ts). `dq`: 1 inside "...", 2 inside
+   * "..." in ${...} in "..." (shellSeeInto.ts); `searched`: inside content already searched as a
+   * whole; `arith`: in arithmetic ($((...)), ((...)), $[...], a subscript), where quotes do not quote.
+   */
+  private scan(node: ShellNode, owner: SimpleCommand | undefined, dq = 0, searched = false, arith = false): void {
     const type = node.type;
     if (type === 'command_substitution' || type === 'process_substitution') {
       if (type === 'process_substitution' && owner) owner.usesProcessSubstitution = true;
+      if (this.nestedBackticks(node, dq)) return;
+      if (this.multiline && node.children[0]?.type !== '`' && semicolonAfterHeredoc(node)) {
+        this.fail(`bash 5.2 reads a ';' after a here-document in $(...) or <(...) as a space (at ${this.position(node.startIndex)})`);
+      }
       for (const child of node.children) {
         if (STATEMENTS.has(child.type)) this.statement(child);
         else this.scan(child, undefined);
       }
       return;
     }
-    if (node.children.length === 0) return;
+    if (node.children.length === 0) {
+      if (this.multiline && type === 'word' && hasUnescapedNewline(this.text(node))) this.misreadLineBreak(node.startIndex);
+      if (arith && (type === 'raw_string' || type === 'ansi_c_string')) {
+        // `$(( '$(rm x)' ))` runs rm x
+        const text = quotedText(this.source, node);
+        this.hidden(text, text, 1);
+      }
+      if (this.mayHide && !searched && node.isNamed && !LITERAL_LEAVES.has(type)) {
+        const text = this.text(node);
+        this.hidden(text, text, type === 'string_content' ? Math.max(dq, 1) : dq);
+      }
+      return;
+    }
+    if (type === 'expansion') this.fail(evaluatingExpansion(node, this.source));
+    const inner = type === 'string' || type === 'translated_string' ? Math.min(dq + 1, 2) : type === 'expansion' ? dq : 0;
+    const content = CONTENT_NODES.has(type);
+    if (this.mayHide && content) {
+      const { from, text } = contentText(node, this.source, inner > 0);
+      this.hidden(text, this.source.slice(from, from + text.length), inner);
+    }
+    // Under an expansion or substitution the parser read, content is searched anew.
+    const below = content || (searched && !READ_NODES.has(type));
+    const arithBelow = arith || type === 'arithmetic_expansion' || type === 'subscript';
     for (const child of node.children) {
       if (STATEMENTS.has(child.type) && child.type !== 'variable_assignment') this.statement(child);
-      else this.scan(child, owner);
+      else this.scan(child, owner, inner, below, arithBelow);
     }
+  }
+
+  /**
+   * A backtick substitution ends at the first backtick without a backslash, whatever quotes are
+   * in between, and bash removes the backslashes before `, $ and \ before it reads the body
+   * (`a \`b\``: b runs). The parser does neither: where it ends elsewhere, the line is not read;
+   * where the body has backslashes, the unescaped body is split instead of the tree.
+   */
+  private nestedBackticks(node: ShellNode, dq: number): boolean {
+    const open = node.children[0];
+    const close = node.children[node.children.length - 1];
+    if (open?.type !== '`') return false;
+    const end = closingBacktick(this.source, open.endIndex);
+    if (close?.type !== '`' || close === open || end !== close.startIndex) {
+      this.fail(`the parser misread the backtick substitution at ${this.position(open.startIndex)}`);
+      return true;
+    }
+    const body = this.source.slice(open.endIndex, end);
+    if (!body.includes('\\')) return false;
+    if (dq >= 2) this.fail(BACKSLASHES_IN_NESTED_QUOTES);
+    else this.splitNested(unescapeBackticks(body, dq > 0));
+    return true;
+  }
+
+  /** Substitutions in literal text (a word, string or here-document content the parser did not read into). */
+  private hidden(masked: string, text: string, dq: number): void {
+    for (const h of hiddenSubstitutions(masked, text, dq)) {
+      if ('error' in h) this.fail(h.error);
+      else this.splitNested(h.body);
+    }
+  }
+
+  /** Adds the commands of a command string bash runs from within the line. */
+  private splitNested(body: string): void {
+    const r = this.nested(body);
+    this.out.push(...r.commands);
+    if (!r.ok) this.fail(`a command in backticks cannot be read: ${r.error ?? 'syntax error'}`);
   }
 
   // -------------------------------------------------------------------------
   // Words
 
-  private piece(node: ShellNode): Piece {
-    const dollar = !node.isNamed && node.type === '$';
-    const raw = !dollar && node.hasExpansion;
-    return {
-      start: node.startIndex,
-      end: node.endIndex,
-      text: dollar ? '$' : raw ? this.text(node) : this.wordText(node),
-      raw,
-      dollar,
-      isString: node.type === 'string',
-    };
-  }
-
-  /** Joins pieces that touch (or are separated only by line continuations) into words. */
-  private mergePieces(pieces: Piece[]): string[] {
-    const words: string[] = [];
-    let i = 0;
-    while (i < pieces.length) {
-      const first = pieces[i]!;
-      let last = first;
-      let raw = first.raw;
-      let text = '';
-      let j = i;
-      for (;;) {
-        const p = pieces[j]!;
-        const next = pieces[j + 1];
-        const touching = next !== undefined && this.touching(p.end, next.start);
-        // `$"..."` (locale translation) is quoted text without the `$`
-        if (!(p.dollar && touching && next.isString)) text += p.text;
-        raw = raw || p.raw;
-        last = p;
-        j++;
-        if (!touching) break;
-      }
-      words.push(raw ? this.source.slice(first.start, last.end) : text);
-      i = j;
+  /** Appends the words the pieces make to `cmd`, and which of them are not static. */
+  private addWords(cmd: SimpleCommand, pieces: Piece[]): readonly boolean[] | undefined {
+    const { words, dynamic } = mergePieces(this.source, pieces);
+    let flags = dynamicWordsOf(cmd);
+    if (flags || dynamic) {
+      flags = [...(flags ?? new Array<boolean>(cmd.words.length).fill(false)), ...(dynamic ?? new Array<boolean>(words.length).fill(false))];
+      setDynamicWords(cmd, flags);
     }
-    return words;
-  }
-
-  private touching(end: number, start: number): boolean {
-    if (end === start) return true;
-    if (start < end) return false;
-    const gap = this.source.slice(end, start);
-    return /^(?:\\\n)+$/.test(gap);
-  }
-
-  /** Quote removal for a word without expansions (with expansions: raw text). */
-  private wordText(node: ShellNode): string {
-    if (node.hasExpansion) return this.text(node);
-    switch (node.type) {
-      case 'word':
-      case 'extglob_pattern':
-        return unescapeUnquoted(this.text(node));
-      case 'string':
-        return unescapeDouble(stripQuotes(this.text(node), '"', '"'));
-      case 'translated_string':
-        return unescapeDouble(stripQuotes(this.text(node), '$"', '"'));
-      case 'raw_string':
-        return stripQuotes(this.text(node), "'", "'");
-      case 'ansi_c_string':
-        return decodeAnsiC(stripQuotes(this.text(node), "$'", "'"));
-      case 'concatenation':
-      case 'variable_assignment': {
-        const pieces: Piece[] = [];
-        for (const child of node.children) if (!child.isMissing) pieces.push(this.piece(child));
-        // children of a concatenation touch; join them (handles `a$"b"` too)
-        let text = '';
-        for (let i = 0; i < pieces.length; i++) {
-          const p = pieces[i]!;
-          const next = pieces[i + 1];
-          if (p.dollar && next !== undefined && next.isString && next.start === p.end) continue;
-          if (i > 0 && !this.touching(pieces[i - 1]!.end, p.start)) text += this.source.slice(pieces[i - 1]!.end, p.start);
-          text += p.text;
-        }
-        return text;
-      }
-      default:
-        return this.text(node);
-    }
+    cmd.words.push(...words);
+    return flags;
   }
 
   private text(node: ShellNode): string {

@@ -3,6 +3,7 @@
 import type { ToolAnnotations, ToolKind } from '../policy/call.js';
 import type { ElicitationRequest } from './tools.js';
 import type { PolicyDecision } from '../policy/policy.js';
+import type { CommandSandboxReport } from './sandboxNote.js';
 
 /** An error in how the runtime was used: a bad handler return, an answer it cannot take. */
 export class SdkError extends Error {
@@ -107,6 +108,8 @@ export interface ApprovalRequest {
   sessionAllowed: boolean;
   /** For an ask with a timeout: when it lapses (epoch ms) and what happens then. */
   timeout?: { at: number; onTimeout: 'deny' | 'keep' };
+  /** For `builtin.run_command`: how the command would run if allowed (sandboxed or not, with or without network). */
+  sandbox?: CommandSandboxReport;
 }
 
 export interface SignInSourceRequest {

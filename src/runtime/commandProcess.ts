@@ -1,7 +1,8 @@
 // Runs a command line as a process, with bash (the grammar the policy's command splitter reads;
 // /bin/sh only where there is no bash): in its own process group, with stdin empty, stdout and
 // stderr captured up to a byte limit each, and the whole process tree killed on timeout or
-// cancellation. It knows nothing of tools or the workspace; the caller has already checked `cwd`.
+// cancellation; optionally inside bubblewrap (the arguments come from sandboxMounts.ts). It knows
+// nothing of tools or the workspace; the caller has already checked `cwd`.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -29,16 +30,21 @@ function isExecutableFile(file: string): boolean {
   }
 }
 
-/** Looks for bash now: `/bin/bash`, `/usr/bin/bash`, then `bash` on PATH (absolute entries only). */
-export function locateBash(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  for (const file of BASH_PATHS) if (isExecutableFile(file)) return file;
+/** A program's path: the usual places first, then PATH (absolute entries only); undefined where there is none. */
+export function locateProgram(name: string, usualPaths: readonly string[], env: NodeJS.ProcessEnv = process.env): string | undefined {
+  for (const file of usualPaths) if (isExecutableFile(file)) return file;
   for (const dir of (env.PATH ?? '').split(path.delimiter)) {
     // A relative PATH entry would resolve against whatever the current folder is: not trusted.
     if (!dir || !path.isAbsolute(dir)) continue;
-    const file = path.join(dir, 'bash');
+    const file = path.join(dir, name);
     if (isExecutableFile(file)) return file;
   }
   return undefined;
+}
+
+/** Looks for bash now: `/bin/bash`, `/usr/bin/bash`, then `bash` on PATH (absolute entries only). */
+export function locateBash(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return locateProgram('bash', BASH_PATHS, env);
 }
 
 let foundBash: { path: string | undefined } | undefined;
@@ -75,6 +81,15 @@ export function commandEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS
   return out;
 }
 
+/** Runs the shell inside bubblewrap. */
+export interface SandboxLaunch {
+  bwrap: string;
+  /** bwrap's arguments (mounts, namespaces, --chdir), without the program. */
+  args: readonly string[];
+  /** A seccomp filter (struct sock_filter bytes) for bwrap to load (`--seccomp`), given on a pipe. */
+  seccomp?: Buffer;
+}
+
 /** What to run, where, and within which limits. */
 export interface CommandProcessOptions {
   /** A command line, run by `bash --noprofile --norc -c` (`/bin/sh -c` where there is no bash). */
@@ -89,6 +104,8 @@ export interface CommandProcessOptions {
   maxOutputBytes: number;
   /** Aborting kills the process tree and the result says cancelled (already aborted: nothing is started). */
   signal: AbortSignal;
+  /** Run inside bubblewrap; the sandbox failing to start rejects with CommandStartError. */
+  sandbox?: SandboxLaunch;
 }
 
 export interface CommandProcessResult {
@@ -213,6 +230,23 @@ function killGroup(pgid: number, signal: NodeJS.Signals): void {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Whether a process lives (neither gone nor a zombie). */
+function processAlive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+/** Waits (a bounded time) until a process is gone; for the init of a pid namespace, so are all its processes. */
+async function waitGone(pid: number): Promise<void> {
+  const deadline = Date.now() + KILL_GRACE_MS * 2;
+  while (processAlive(pid) && Date.now() < deadline) await sleep(10);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Running
 
@@ -240,19 +274,40 @@ export async function runCommandProcess(options: CommandProcessOptions): Promise
   if (abortSignal.aborted) return finish(null, null, false, true);
 
   const shell = options.shell ?? commandShell(findBash());
-  const child = spawn(shell.path, [...shell.args, command], {
+  const launch = options.sandbox;
+  const program = launch ? launch.bwrap : shell.path;
+  // In the sandbox bwrap reports on fd 3 its child's pid and, once the command ran, its exit code;
+  // it reads the seccomp filter from fd 4 to its end and closes it before the command starts.
+  const seccomp = launch?.seccomp;
+  const args = launch
+    ? [...launch.args, '--json-status-fd', '3', ...(seccomp ? ['--seccomp', '4'] : []), '--', shell.path, ...shell.args, command]
+    : [...shell.args, command];
+  const child = spawn(program, args, {
     cwd,
     env: commandEnvironment(),
     detached: true, // its own process group, so the whole group can be killed
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: launch ? ['ignore', 'pipe', 'pipe', 'pipe', ...(seccomp ? (['pipe'] as const) : [])] : ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+  if (seccomp) {
+    const filterPipe = child.stdio[4] as NodeJS.WritableStream & { on(event: 'error', f: () => void): unknown };
+    filterPipe.on('error', () => undefined); // bwrap may fail before it reads: that failure is reported below
+    filterPipe.end(seccomp);
+  }
+  const out = child.stdout as NodeJS.ReadableStream & { destroy(): void };
+  const err = child.stderr as NodeJS.ReadableStream & { destroy(): void };
+  out.on('data', (chunk: Buffer) => stdout.push(chunk));
+  err.on('data', (chunk: Buffer) => stderr.push(chunk));
+  let status = '';
+  const statusStream = launch ? (child.stdio[3] as (NodeJS.ReadableStream & { destroy(): void }) | null) : null;
+  statusStream?.on('data', (chunk: Buffer) => {
+    if (status.length < 4096) status += chunk.toString('utf8');
+  });
+  const statusEnded = statusStream ? new Promise<void>((resolve) => statusStream.once('close', () => resolve())) : Promise.resolve();
 
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
     child.on('error', (error) => {
-      if (child.pid === undefined) reject(new CommandStartError(`could not start ${shell.path}: ${error.message}`));
+      if (child.pid === undefined) reject(new CommandStartError(`could not start ${program}: ${error.message}`));
     });
   });
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
@@ -290,8 +345,20 @@ export async function runCommandProcess(options: CommandProcessOptions): Promise
     if (killing) await killing;
     // Output may still be in the pipes; a background child may also hold them open: wait a little, not for it.
     await Promise.race([closed, sleep(PIPE_DRAIN_MS)]);
-    child.stdout.destroy();
-    child.stderr.destroy();
+    out.destroy();
+    err.destroy();
+    if (!launch) return finish(code, signal, timedOut, cancelled);
+    await Promise.race([statusEnded, sleep(PIPE_DRAIN_MS)]);
+    statusStream?.destroy();
+    const childPid = /"child-pid"\s*:\s*(\d+)/.exec(status)?.[1];
+    // Killed from outside, bwrap's child dies with it (--die-with-parent) and takes the pid
+    // namespace, so every process of the command, along: wait until it is gone.
+    if (childPid !== undefined) await waitGone(Number(childPid));
+    if (!killing && !/"exit-code"\s*:/.test(status)) {
+      // bwrap ended without running the command to its end: the sandbox could not be set up.
+      const said = stderr.text('stderr').trim().split('\n').filter((l) => l.startsWith('bwrap:')).join('; ');
+      throw new CommandStartError(`the sandbox could not be set up (${said || `bwrap exited with ${code ?? signal}`})`);
+    }
     return finish(code, signal, timedOut, cancelled);
   } finally {
     clearTimeout(timer);

@@ -1,7 +1,13 @@
 // The builtin run_command tool: confines its cwd to the workspace folder, then hands the command
-// to the process runner (commandProcess.ts).
+// to the process runner (commandProcess.ts), inside the sandbox when the call's context says so
+// (sandboxMounts.ts → the run → sandboxCleanup.ts; docs/sandbox.md).
 import { z } from 'zod';
-import { CommandStartError, commandShell, findBash, runCommandProcess, type CommandProcessResult, type CommandShell } from './commandProcess.js';
+import { CommandStartError, commandShell, findBash, runCommandProcess, type CommandProcessResult, type CommandShell, type SandboxLaunch } from './commandProcess.js';
+import { approvedChangeMark, undoProtectedChanges, type CleanupReport } from './sandboxCleanup.js';
+import { sandboxPlan, type ProtectedWatch } from './sandboxMounts.js';
+import { cleanupNote, sandboxLimitNote, type CommandSandboxReport } from './sandboxNote.js';
+import { sandboxAvailability } from './sandboxProbe.js';
+import { unixSocketFilter } from './sandboxSeccomp.js';
 import { withInputSchema } from './toolInputSchema.js';
 import { zodTool, type RuntimeTool, type ToolRunContext } from './tools.js';
 import { confineExisting } from './workspacePaths.js';
@@ -13,8 +19,8 @@ const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
 /** What the start of stderr says when a command ran with /bin/sh because there is no bash. */
 export const NO_BASH_STDERR_NOTE = '[run_command: bash is not installed on this machine, so this command ran with /bin/sh -c]\n';
 
-/** What run_command returns: the process's result as it is. */
-export type RunCommandResult = CommandProcessResult;
+/** What run_command returns: the process's result, and how it ran (sandboxed or not, with or without network). */
+export type RunCommandResult = CommandProcessResult & { sandbox: CommandSandboxReport };
 
 const RunCommandInput = z.strictObject({
   command: z.string().min(1).describe('A command line, run by bash -c (bash syntax).'),
@@ -34,21 +40,57 @@ async function runCommand(
   const { confined: cwd, stats: st } = await confineExisting(context.workspaceFolder, tool, 'cwd', cwdArg);
   if (!st.isDirectory()) throw new Error(`${tool}: cwd ${JSON.stringify(cwdArg)} is not a directory`);
 
+  const sandbox = context.sandbox;
+  let launch: SandboxLaunch | undefined;
+  let watch: ProtectedWatch | undefined;
+  if (sandbox) {
+    const available = sandboxAvailability();
+    // The decision said sandboxed: a machine that cannot is an error here, never a silent fallback.
+    if (!available.available) throw new Error(`${tool}: this command was to run in the sandbox, but ${available.reason}`);
+    const plan = sandboxPlan({
+      workspaceFolder: context.workspaceFolder, cwd: cwd.absolute, network: sandbox.network,
+      protectedFiles: sandbox.protectedFiles, protectedWritable: sandbox.protectedWritable, userNamespace: available.userNamespace,
+    });
+    const seccomp = !sandbox.network ? unixSocketFilter() : undefined;
+    launch = { bwrap: available.bwrap, args: plan.args, ...(seccomp ? { seccomp } : {}) };
+    watch = plan.watch;
+  }
+  const mark = approvedChangeMark();
+  let result: CommandProcessResult;
   try {
-    const result = await runCommandProcess({
+    result = await runCommandProcess({
       command: input.command,
       shell,
       cwd: cwd.absolute,
       timeoutMs: input.timeoutMs ?? defaultTimeoutMs,
       maxOutputBytes,
       signal: context.signal,
+      ...(launch ? { sandbox: launch } : {}),
     });
-    // No bash: a person allowed this command (the no-bash hook asks for every one); say how it ran.
-    return shell.isBash ? result : { ...result, stderr: NO_BASH_STDERR_NOTE + result.stderr };
   } catch (error) {
+    // Whatever bwrap got to run before it failed is checked all the same.
+    if (watch) {
+      const cleanup = undoProtectedChanges(watch, mark.quiet());
+      if (cleanup.undone.length > 0 || cleanup.left.length > 0) sandbox?.onUndone?.(cleanup.undone, cleanup.left);
+    }
     if (error instanceof CommandStartError) throw new Error(`${tool}: ${error.message}`);
     throw error;
   }
+  // No bash: a person allowed this command (the no-bash hook asks for every one); say how it ran.
+  const stderr = shell.isBash ? result.stderr : NO_BASH_STDERR_NOTE + result.stderr;
+  if (!sandbox || !watch) return { ...result, stderr, sandbox: { sandboxed: false, network: true } };
+
+  // The command and every process it started have ended (its pid namespace is gone): undo what the mounts could not stop.
+  const cleanup: CleanupReport = undoProtectedChanges(watch, mark.quiet());
+  if (cleanup.undone.length > 0 || cleanup.left.length > 0) sandbox.onUndone?.(cleanup.undone, cleanup.left);
+  const report: CommandSandboxReport = {
+    sandboxed: true, network: sandbox.network,
+    ...(sandbox.protectedWritable ? { protectedWritable: true } : {}),
+    ...(cleanup.undone.length > 0 || cleanup.left.length > 0 ? { undone: [...cleanup.undone, ...cleanup.left] } : {}),
+  };
+  const notes = [sandboxLimitNote(result, sandbox), cleanupNote(cleanup.undone, cleanup.left)].filter((n) => n !== undefined);
+  const withNotes = notes.length > 0 ? `${stderr}${stderr === '' || stderr.endsWith('\n') ? '' : '\n'}${notes.join('\n')}\n` : stderr;
+  return { ...result, stderr: withNotes, sandbox: report };
 }
 
 export interface RunCommandToolOptions {
@@ -84,7 +126,10 @@ export function runCommandTool(options: RunCommandToolOptions = {}): RuntimeTool
           `Returns the exit code, stdout and stderr ` +
           `(each capped at ${maxOutputBytes} bytes; the middle of longer output is cut and the result says so). ` +
           `The command and everything it started are killed after timeoutMs (default ${defaultTimeoutMs} ms) or when the turn is cancelled. ` +
-          `A non-zero exit code is a result, not an error. stdin is empty.`,
+          `A non-zero exit code is a result, not an error. stdin is empty. ` +
+          `Where the machine has a sandbox the command may run in it (the result's "sandbox" says): then everything outside the workspace folder ` +
+          `(but a private /tmp) and the workspace's protected files (the policy and agents files, .vscode, .git/config, .git/hooks…) are read-only, ` +
+          `processes it leaves behind end with it, and the network is off unless the policy allows it.`,
         inputSchema: RunCommandInput,
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
         pathArgs: ['cwd'],

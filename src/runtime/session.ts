@@ -13,6 +13,7 @@ import type { RuntimeEvent } from './events.js';
 import { ModelLoop } from './modelLoop.js';
 import { noBashHook } from './noBashHook.js';
 import { DEFAULT_PROTECTED_FILES, protectedFilesHook } from './protected.js';
+import { sessionSandboxLine } from './sandboxRun.js';
 import { definitionOf, type SessionDefinition } from './sessionDefinition.js';
 import type { RootAgentDefinition, StartSessionOptions } from './sessionOptions.js';
 import { decide, ToolCalls } from './toolCall.js';
@@ -223,9 +224,15 @@ export async function startSession(agent: RootAgentDefinition, options: StartSes
   const workspaceFolder = path.resolve(options.workspaceFolder ?? process.cwd());
   const protectedFiles = [...DEFAULT_PROTECTED_FILES, ...(options.protectedFiles ?? [])].map((f) => path.resolve(workspaceFolder, f));
   const hooks = [protectedFilesHook(protectedFiles), noBashHook(), ...(options.hooks ?? [])];
-  const tree = new Tree(options, options.policy ?? agent.permissionPolicy, agent.permissionMode, workspaceFolder, hooks);
+  const tree = new Tree(options, options.policy ?? agent.permissionPolicy, agent.permissionMode, workspaceFolder, hooks, protectedFiles);
   const session = new Session(tree, definitionOf(agent, agent), undefined, agent);
   tree.audit({ event: 'session-started', session: session.id, agent: agent.name });
+  if (agent.builtins.commands || agent.subagents.some((s) => s.builtins.commands)) {
+    // Said plainly at the start: whether this session's commands run sandboxed here, and why not.
+    const source = tree.policySource;
+    const line = sessionSandboxLine(typeof source === 'function' ? source() : source);
+    tree.emit({ type: 'sandbox', sessionId: session.id, available: line.available, message: line.text });
+  }
   if (agent.subagents.length > 0 && agent.builtins.subagents) {
     const d = decide(tree, { tool: { id: 'agents.spawn', kind: 'builtin' }, input: {}, agent: agent.name });
     if (d.decision === 'deny') {

@@ -4,7 +4,8 @@
 // VS Code layer only shows what this holds.
 import type { Agent } from './agent.js';
 import { SdkError, type AnswerResult, type CallbackAnswer, type OpenCallback, type TurnState } from './answers.js';
-import { interruptedSessions, readAuditLog, type AuditSink, type RecoveredSession } from './audit.js';
+import type { AuditSink } from './audit.js';
+import { interruptedSessions, readAuditLog, type RecoveredSession } from './auditRead.js';
 import type { RuntimeEvent } from './events.js';
 import type { Session } from './session.js';
 import type { StartSessionOptions } from './sessionOptions.js';

@@ -1,7 +1,8 @@
 // One tool call of the model, top to bottom: check the input, decide (the policy), let the hooks
 // ask (protected files), ask a person when it must, run the tool, and audit and report each step.
 // The audit line is written before the tool runs. `allowedForSession` remembers the calls a
-// person allowed for the session.
+// person allowed for the session. A `builtin.run_command` call runs in the sandbox as the decision
+// and who allowed it say (sandboxRun.ts).
 // Imports the policy engine, answers, audit, callbacks, signIn, elicitation, tree (for newId)
 // and types only (turn, events, model, tools); never session.ts.
 import type { ToolCall } from '../policy/call.js';
@@ -9,19 +10,23 @@ import { canonicalJson, InputTooDeepError } from '../policy/compile.js';
 import { permissionModeDecision } from '../policy/lint.js';
 import type { PolicyDecision } from '../policy/policy.js';
 import { OpenApproval, type ApprovalRequest } from './answers.js';
-import { inputDigest, summarizeInput, type AuditEntry } from './audit.js';
+import { auditParts, inputDigest, summarizeInput, truncate, type AuditEntry } from './audit.js';
 import { openCallback } from './callbacks.js';
 import { closeElicitations, elicit, type CallElicitations } from './elicitation.js';
 import type { RuntimeEvent } from './events.js';
 import type { ModelToolCall } from './model.js';
+import { PROTECTED_FILES_HOOK } from './protected.js';
+import { beginApprovedProtectedChange } from './sandboxCleanup.js';
+import { permissionModeSandbox, runSandbox, sandboxForDecision, sandboxReportOf, SANDBOXED_TOOL, type AllowedBy } from './sandboxRun.js';
 import { ensureSignedIn } from './signIn.js';
 import { newId, type SessionScope, type Tree } from './tree.js';
 import type { TurnCore } from './turn.js';
-import type { RuntimeTool, SubagentHost } from './tools.js';
+import type { RuntimeTool, SubagentHost, ToolSandbox } from './tools.js';
 
 const NEVER_ASK = new Set(['agents.message', 'agents.wait', 'agents.interrupt']);
 
-type ToolCallEvent = Omit<Extract<RuntimeEvent, { type: 'tool-call' }>, 'type' | 'effective' | 'by'>;
+type ToolCallEvent = Omit<Extract<RuntimeEvent, { type: 'tool-call' }>, 'type' | 'effective' | 'by' | 'sandbox'>;
+type RunSandbox = Omit<ToolSandbox, 'onUndone'>;
 type AuditBase = Omit<AuditEntry, 'time' | 'event'>;
 
 /** The policy's decision on a call, or the permission mode's when the tree has no policy. */
@@ -31,8 +36,15 @@ export function decide(tree: Tree, call: ToolCall): PolicyDecision {
   const trust = tree.options.trusted;
   const trusted = typeof trust === 'function' ? trust() : (trust ?? true);
   const fallback = permissionModeDecision(tree.permissionMode);
-  if (!policy) return { decision: fallback, rule: null, lowered: false, warnings: [], defaultFrom: null, ...(fallback === 'ask' ? { ask: { onTimeout: 'deny', remember: 'session' } } : {}) };
-  return policy.decide(call, { workspaceFolder: tree.workspaceFolder, trusted, fallbackDefault: fallback });
+  if (!policy) {
+    const sandbox = permissionModeSandbox(call.tool.id, fallback);
+    return {
+      decision: fallback, rule: null, lowered: false, warnings: [], defaultFrom: null,
+      ...(fallback === 'ask' ? { ask: { onTimeout: 'deny', remember: 'session' } } : {}),
+      ...(sandbox ? { sandbox } : {}),
+    };
+  }
+  return policy.decide(call, { workspaceFolder: tree.workspaceFolder, trusted, fallbackDefault: fallback, ...sandboxForDecision(call.tool.id) });
 }
 
 /** The first hook that asks about this call, with its title. */
@@ -90,6 +102,7 @@ export class ToolCalls {
       summary: summarizeInput(input), rule: decision.rule, lowered: decision.lowered,
       ...(decision.rule === null ? { default: decision.defaultFrom ?? 'permissionMode' } : {}),
       ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+      ...auditParts(decision.parts),
     };
 
     let effective = decision.decision;
@@ -104,16 +117,27 @@ export class ToolCalls {
       return this.denial(tool.id, decision.reason ?? 'the policy denies this call', call, turn);
     }
     if (effective === 'ask' && this.allowedForSession.has(sessionKey(tool.id, canonical))) {
-      this.tree.audit({ event: 'decision', ...auditBase, decision: 'allow', answeredBy: 'session', answer: 'allow-session' });
-      this.tree.emit({ type: 'tool-call', ...base, effective: 'allow', by: 'session' });
-      return this.runTool(turn, tool, call, input);
+      const run = this.runSandbox(decision, tool, { by: 'person' });
+      this.tree.audit({ event: 'decision', ...auditBase, decision: 'allow', answeredBy: 'session', answer: 'allow-session', ...this.sandboxField(tool, run) });
+      this.tree.emit({ type: 'tool-call', ...base, effective: 'allow', by: 'session', ...this.sandboxField(tool, run) });
+      return this.runTool(turn, tool, call, input, run, auditBase);
     }
     if (effective === 'ask') {
       return this.askThenRun(turn, tool, call, input, canonical, decision, base, auditBase, undefined);
     }
-    this.tree.audit({ event: 'decision', ...auditBase, decision: 'allow' });
-    this.tree.emit({ type: 'tool-call', ...base, effective: 'allow', by: 'policy' });
-    return this.runTool(turn, tool, call, input);
+    const run = this.runSandbox(decision, tool, { by: 'policy' });
+    this.tree.audit({ event: 'decision', ...auditBase, decision: 'allow', ...this.sandboxField(tool, run) });
+    this.tree.emit({ type: 'tool-call', ...base, effective: 'allow', by: 'policy', ...this.sandboxField(tool, run) });
+    return this.runTool(turn, tool, call, input, run, auditBase);
+  }
+
+  private runSandbox(decision: PolicyDecision, tool: RuntimeTool, allowed: AllowedBy): RunSandbox | undefined {
+    return runSandbox(decision, tool.id, allowed, this.tree.protectedFiles);
+  }
+
+  /** How a run_command call runs (or would run, once a person allows it), for its event and audit line; nothing for other tools. */
+  private sandboxField(tool: RuntimeTool, run: RunSandbox | undefined): { sandbox?: ReturnType<typeof sandboxReportOf> } {
+    return tool.id === SANDBOXED_TOOL ? { sandbox: sandboxReportOf(run) } : {};
   }
 
   private async askThenRun(
@@ -123,6 +147,8 @@ export class ToolCalls {
     hook: { hook: string; title: string } | undefined,
   ): Promise<string> {
     const sessionAllowed = hook === undefined && decision.ask?.remember !== 'never' && !decision.lowered;
+    // How the command would run if a person allows it: the notification and the audit say so.
+    const run = this.runSandbox(decision, tool, { by: 'person', ...(hook ? { hook: hook.hook } : {}) });
     const timeoutSeconds = hook === undefined ? decision.ask?.timeout : undefined;
     const request: ApprovalRequest = {
       tool: {
@@ -136,18 +162,25 @@ export class ToolCalls {
       input,
       decision,
       sessionAllowed,
+      ...this.sandboxField(tool, run),
       ...(timeoutSeconds !== undefined ? { timeout: { at: Date.now() + timeoutSeconds * 1000, onTimeout: decision.ask?.onTimeout ?? 'deny' } } : {}),
     };
     const callback = new OpenApproval(newId('cb'), this.session.id, turn.id, this.session.agentName, Date.now(), request);
     // The ask is both a decision and an open callback: one line says both, so a reload can tell what was left open.
-    this.tree.audit({ event: 'callback-opened', ...auditBase, decision: 'ask', callback: callback.id, ...(hook ? { hook: hook.hook } : {}) });
-    this.tree.emit({ type: 'tool-call', ...base, effective: 'ask', by: hook ? `hook:${hook.hook}` : 'policy' });
+    this.tree.audit({ event: 'callback-opened', ...auditBase, decision: 'ask', callback: callback.id, ...(hook ? { hook: hook.hook } : {}), ...this.sandboxField(tool, run) });
+    this.tree.emit({ type: 'tool-call', ...base, effective: 'ask', by: hook ? `hook:${hook.hook}` : 'policy', ...this.sandboxField(tool, run) });
     const outcome = await openCallback(this.tree, callback, timeoutSeconds, decision.ask?.onTimeout ?? 'deny');
     if (outcome.kind === 'closed') return JSON.stringify({ error: `not run: ${outcome.reason}` });
     const answer = outcome.answer;
     if (answer.type === 'allow') {
       if (answer.scope === 'session') this.allowedForSession.add(sessionKey(tool.id, canonical));
-      return this.runTool(turn, tool, call, input);
+      // A person allowed a change to protected files: a sandboxed command running meanwhile must not undo it.
+      const approved = hook?.hook === PROTECTED_FILES_HOOK ? beginApprovedProtectedChange() : undefined;
+      try {
+        return await this.runTool(turn, tool, call, input, run, auditBase);
+      } finally {
+        approved?.();
+      }
     }
     if (outcome.by === 'timeout') {
       return this.denial(tool.id, `the approval timed out after ${timeoutSeconds} s and the call was denied`, call, turn);
@@ -162,7 +195,7 @@ export class ToolCalls {
     return content;
   }
 
-  private async runTool(turn: TurnCore, tool: RuntimeTool, call: ModelToolCall, input: unknown): Promise<string> {
+  private async runTool(turn: TurnCore, tool: RuntimeTool, call: ModelToolCall, input: unknown, run?: RunSandbox, auditBase?: AuditBase): Promise<string> {
     if (tool.signIn) {
       const signedIn = await ensureSignedIn(this.tree, this.session, turn, tool.signIn);
       if (signedIn !== true) return this.finishCall(turn, tool, call, false, JSON.stringify({ error: signedIn }));
@@ -179,6 +212,7 @@ export class ToolCalls {
             sessionId: this.session.id, turnId: turn.id, agent: this.session.agentName, workspaceFolder: this.tree.workspaceFolder, signal: turn.abort.signal,
             elicit: (request, options) => elicit(this.tree, this.session, turn, tool, request, (elicitations ??= { ids: new Set(), pending: new Set(), closed: ended }), options?.signal),
             ...(this.subagents ? { subagents: this.subagents } : {}),
+            ...(run ? { sandbox: { ...run, onUndone: (undone, left) => this.undone(turn, tool, auditBase, undone, left) } } : {}),
           });
         } finally {
           // A request for input cannot outlive the call that made it: nothing would receive the answer.
@@ -192,6 +226,16 @@ export class ToolCalls {
       content = JSON.stringify({ error: error instanceof Error ? error.message : String(error) });
     }
     return this.finishCall(turn, tool, call, ok, content);
+  }
+
+  /** A sandboxed command changed protected paths that could not be bound: what was undone goes to the audit and the transcript. */
+  private undone(turn: TurnCore, tool: RuntimeTool, auditBase: AuditBase | undefined, undone: readonly string[], left: readonly string[]): void {
+    // An audit line has a byte limit and arrays are not cut: a few sentences, each bounded.
+    const all = [...undone, ...left];
+    const lines = all.slice(0, 8).map((line) => truncate(line, 300));
+    if (all.length > lines.length) lines.push(`… and ${all.length - lines.length} more`);
+    this.tree.audit({ event: 'sandbox-cleanup', ...(auditBase ?? { session: this.session.id }), turn: turn.id, tool: tool.id, undone: lines });
+    for (const line of [...undone, ...left]) this.tree.emit({ type: 'warning', sessionId: this.session.id, message: `sandbox: ${line}` });
   }
 
   private finishCall(turn: TurnCore, tool: RuntimeTool, call: ModelToolCall, ok: boolean, content: string): string {

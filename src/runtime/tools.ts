@@ -14,6 +14,8 @@ export interface ToolRunContext {
   signal: AbortSignal;
   /** The calling session's subagents (for the agents.* tools). */
   subagents?: SubagentHost;
+  /** Set for a `builtin.run_command` call that runs in the sandbox (see ToolSandbox); absent: not sandboxed. */
+  sandbox?: ToolSandbox;
   /**
    * Asks a person for structured input while this call runs (an MCP server's elicitation):
    * opens an elicitation callback on the calling session and turn, and resolves with the answer.
@@ -21,6 +23,18 @@ export interface ToolRunContext {
    * so does one whose `signal` aborts (the server gave up waiting).
    */
   elicit?(request: ElicitationRequest, options?: { signal?: AbortSignal }): Promise<ElicitationResult>;
+}
+
+/** How a sandboxed command runs (docs/sandbox.md). */
+export interface ToolSandbox {
+  /** The network is reachable (a rule says `"sandbox": { "network": true }`, or a person allowed the call). */
+  network: boolean;
+  /** The protected paths are writable: a person allowed exactly that (the protected-files hook's ask). */
+  protectedWritable: boolean;
+  /** The session's protected paths, absolute (protected.ts's defaults and the configured ones). */
+  protectedFiles: readonly string[];
+  /** Told what was undone after the command because it changed protected paths (for the audit and the transcript). */
+  onUndone?(undone: readonly string[], left: readonly string[]): void;
 }
 
 /** What a tool source asks a person for (MCP's form-mode elicitation). */

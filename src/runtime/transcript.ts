@@ -1,6 +1,7 @@
 // A session's transcript as lines a person reads: the CLI prints them, the editor shows them.
 import * as path from 'node:path';
 import type { RuntimeEvent } from './events.js';
+import type { CommandSandboxReport } from './sandboxNote.js';
 
 export function compact(value: unknown, max = 100): string {
   return truncated(JSON.stringify(value) ?? '', max);
@@ -8,6 +9,15 @@ export function compact(value: unknown, max = 100): string {
 
 export function truncated(s: string, max: number): string {
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+/** How a run_command call runs (or, asked, would run): ` [sandboxed, no network]`; nothing for other tools or a denial. */
+function sandboxText(effective: string, sandbox: CommandSandboxReport | undefined): string {
+  if (!sandbox || effective === 'deny') return '';
+  const how = !sandbox.sandboxed
+    ? 'not sandboxed'
+    : `sandboxed, ${sandbox.network ? 'network' : 'no network'}${sandbox.protectedWritable ? ', protected files writable' : ''}`;
+  return effective === 'ask' ? ` [if allowed: ${how}]` : ` [${how}]`;
 }
 
 /** The lines an event adds to the transcript of the session tree rooted at `rootId`. */
@@ -19,7 +29,7 @@ export function describeEvent(e: RuntimeEvent, rootId: string): string[] {
     case 'tool-call': {
       const rule = e.decision.rule;
       const source = e.by !== 'policy' ? e.by : rule ? `${rule.layer} ${path.basename(rule.file)}:${rule.line}${rule.id ? ` "${rule.id}"` : ''}` : 'default';
-      return [`${who(e.agent, e.sessionId)} ${e.toolId} ${compact(e.input)} -> ${e.effective} (${source})`];
+      return [`${who(e.agent, e.sessionId)} ${e.toolId} ${compact(e.input)} -> ${e.effective} (${source})${sandboxText(e.effective, e.sandbox)}`];
     }
     case 'tool-result':
       return [`${who(e.agent, e.sessionId)}   ${e.ok ? 'result' : 'error'}: ${truncated(e.content, 120)}`];
@@ -31,6 +41,8 @@ export function describeEvent(e: RuntimeEvent, rootId: string): string[] {
       return e.state === 'failed' ? [`${who(e.agent, e.sessionId)} failed: ${e.error}`] : [];
     case 'warning':
       return [`warning: ${e.message}`];
+    case 'sandbox':
+      return [`sandbox: ${e.message}`];
     default:
       return [];
   }

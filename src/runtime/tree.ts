@@ -52,6 +52,8 @@ export class Tree implements CallbackHost {
     readonly permissionMode: PermissionMode,
     readonly workspaceFolder: string,
     readonly hooks: readonly ToolHook[],
+    /** The protected paths, absolute: the protected-files hook asks for them, the sandbox binds them read-only. */
+    readonly protectedFiles: readonly string[] = [],
   ) {}
 
   nextDriverId(): number {

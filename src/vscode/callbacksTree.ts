@@ -3,7 +3,7 @@
 // plus sessions a reload interrupted with what they left open.
 import * as vscode from 'vscode';
 import type { OpenCallback } from '../runtime/answers.js';
-import type { RecoveredSession } from '../runtime/audit.js';
+import type { RecoveredSession } from '../runtime/auditRead.js';
 import type { HostedSession, SessionHost, SessionNodeInfo } from '../runtime/sessionHost.js';
 import { CALLBACK_ICONS, CALLBACK_KINDS, callbackLabel, callbackSummary, describeAsker, describeRule, formatAge } from './describe.js';
 

@@ -1,6 +1,10 @@
 // How callbacks are named to a person: in notifications, the tree and the quick pick.
 import type { OpenCallback } from '../runtime/answers.js';
 import { summarizeInput } from '../runtime/audit.js';
+import type { PolicyDecision } from '../policy/policy.js';
+import type { CommandSandboxReport } from '../runtime/sandboxNote.js';
+import { describeSandbox } from '../runtime/sandboxProbe.js';
+import { SANDBOXED_TOOL } from '../runtime/sandboxRun.js';
 import type { HostedSession } from '../runtime/sessionHost.js';
 
 export function callbackSummary(c: OpenCallback): string {
@@ -43,7 +47,32 @@ export function describeRule(c: OpenCallback): string {
   const where = d.rule
     ? `${d.rule.layer} rule ${d.rule.id !== null ? `"${d.rule.id}"` : d.rule.index + 1} (${d.rule.file.split(/[\\/]/).pop()}:${d.rule.line})`
     : d.defaultFrom ? `the ${d.defaultFrom} policy's default` : 'the default';
-  return `${where}${d.reason ? `: ${d.reason}` : ''}`;
+  // A call of several parts: say which part asked (the others were allowed, or asked too).
+  const asking = d.parts?.filter((p) => p.decision === d.decision) ?? [];
+  const part = asking.length > 0 ? ` for ${asking.map((p) => JSON.stringify(p.part)).join(', ')} (${asking.length} of ${d.parts!.length} parts)` : '';
+  return `${where}${part}${d.reason ? `: ${d.reason}` : ''}`;
+}
+
+/** For a command: how it would run if allowed (` If allowed, it runs sandboxed, with network.`). */
+export function sandboxSentence(sandbox: CommandSandboxReport | undefined): string {
+  if (!sandbox) return '';
+  if (!sandbox.sandboxed) return ' If allowed, it runs NOT sandboxed.';
+  return ` If allowed, it runs sandboxed, ${sandbox.network ? 'with' : 'without'} network${sandbox.protectedWritable ? ', protected files writable' : ''}.`;
+}
+
+/**
+ * The Explain view's sandbox paragraph for a command: how the policy lets it run, and whether this
+ * machine can sandbox at all ("sandboxed here"). Nothing for other tools or a denied command.
+ */
+export function explainSandbox(toolId: string, decision: PolicyDecision): string | undefined {
+  if (toolId !== SANDBOXED_TOOL || decision.decision === 'deny') return undefined;
+  const s = decision.sandbox;
+  // A command a person allowed runs sandboxed (where the decision says so) with the network on.
+  const asked = decision.decision === 'ask';
+  const how = !s
+    ? 'not sandboxed (the decision names no sandbox)'
+    : !s.sandboxed ? 'NOT sandboxed' : `sandboxed, ${s.network || asked ? 'with' : 'without'} network`;
+  return `Sandbox: ${asked ? 'if a person allows it, it runs' : 'it runs'} ${how}. ${describeSandbox()}`;
 }
 
 export function formatAge(ms: number): string {
@@ -61,5 +90,5 @@ export function askMessage(hosted: HostedSession, c: OpenCallback): string {
   if (c.type === 'elicitation') {
     return defang(`Agent Policy: the MCP server ${c.request.source.name} asks for input${c.request.toolId ? ` (${describeAsker(hosted, c)} is running ${c.request.toolId})` : ''}: "${callbackSummary(c)}"`);
   }
-  return defang(`Agent Policy: ${describeAsker(hosted, c)} wants to run ${c.request.tool.id}: ${callbackSummary(c)} — asked by ${describeRule(c)}.`);
+  return defang(`Agent Policy: ${describeAsker(hosted, c)} wants to run ${c.request.tool.id}: ${callbackSummary(c)} — asked by ${describeRule(c)}.${sandboxSentence(c.request.sandbox)}`);
 }

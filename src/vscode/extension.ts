@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { initShellParser } from '../policy/shellParser.js';
 import { FileAuditLog } from '../runtime/audit.js';
+import { describeSandbox, sandboxAvailabilityLater } from '../runtime/sandboxProbe.js';
 import { SessionHost } from '../runtime/sessionHost.js';
 import { CallbacksTree } from './callbacksTree.js';
 import { registerCommands } from './commands.js';
@@ -94,6 +95,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<AgentP
     }
     // Load the shell parser in the background: it is needed at the first decision, not to activate.
     void ready().catch((error: unknown) => log.error('the shell parser could not be loaded', error));
+    // Whether commands run sandboxed here, said once (the status bar's tooltip says it too).
+    void sandboxAvailabilityLater().then((a) => (a.available ? log.info(describeSandbox(a)) : log.warn(describeSandbox(a))));
     const now = performance.now();
     // The footer runs at the end of the bundle's evaluation; the gap before activate() is the host's.
     const evaluation = typeof __agentPolicyLoadStart === 'number' && typeof __agentPolicyLoadEnd === 'number' ? __agentPolicyLoadEnd - __agentPolicyLoadStart : 0;

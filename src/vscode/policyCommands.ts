@@ -4,11 +4,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { kindFromId, type ToolCall } from '../policy/call.js';
+import type { RuleRef } from '../policy/compile.js';
 import { loadPolicyText, type Explanation } from '../policy/policy.js';
 import type { OpenCallback } from '../runtime/answers.js';
+import { sandboxForDecision } from '../runtime/sandboxRun.js';
 import type { SessionHost } from '../runtime/sessionHost.js';
 import { describeDecision } from '../policy/inlineTests.js';
 import { describeChange } from '../policy/loosening.js';
+import { explainSandbox } from './describe.js';
 import { allowAndAddRule } from './policyEditing.js';
 import type { PolicyService } from './policyService.js';
 import { WORKSPACE_POLICY_FILE } from './policyService.js';
@@ -99,9 +102,14 @@ export async function explainCall(policy: PolicyService, explanations: Explanati
     if (kind) call.tool.kind = kind;
     else delete call.tool.kind;
   }
-  const explanation = policy.current().explain(call, { workspaceFolder: policy.workspaceFolder, trusted: vscode.workspace.isTrusted });
+  const explanation = policy.current().explain(call, { workspaceFolder: policy.workspaceFolder, trusted: vscode.workspace.isTrusted, ...sandboxForDecision(call.tool.id) });
   const uri = explanations.add(explanationMarkdown(call, explanation, policy.workspaceFolder));
   await vscode.commands.executeCommand('markdown.showPreview', uri);
+}
+
+/** Text inside a table cell: no pipes or newlines to break the row, no backticks to end the code span. */
+function markdownCell(text: string): string {
+  return text.replace(/[|`\r\n]/g, ' ');
 }
 
 function fileLink(file: string, line: number, workspaceFolder: string): string {
@@ -120,11 +128,22 @@ export function explanationMarkdown(call: ToolCall, e: Explanation, workspaceFol
   ];
   if (e.reason) lines.push(`Reason: ${e.reason}`, '');
   if (e.lowered) lines.push('Lowered: the workspace is not trusted, so its `allow` became `ask`.', '');
+  const sandbox = explainSandbox(call.tool.id, e);
+  if (sandbox) lines.push(sandbox, '');
   for (const w of e.warnings) lines.push(`Warning: ${w}`, '');
-  lines.push('## Rules tested', '', '| rule | decision | result |', '| --- | --- | --- |');
+  const ruleName = (rule: RuleRef): string => `${rule.layer} rule ${rule.index + 1}${rule.id !== null ? ` "${rule.id}"` : ''} (${fileLink(rule.file, rule.line, workspaceFolder)})`;
+  if (e.parts) {
+    lines.push('## Parts', '', 'Each part is judged on its own by the whole rule list; the call takes the strictest.', '', '| # | part | decision | decided by |', '| --- | --- | --- | --- |');
+    e.parts.forEach((p, i) => {
+      const by = p.rule ? ruleName(p.rule) : p.defaultFrom ? `the ${p.defaultFrom} policy's default` : 'the built-in default';
+      lines.push(`| ${i + 1} | \`${markdownCell(p.part)}\` | ${p.decision} | ${by}${p.note ? ` (${p.note})` : ''} |`);
+    });
+    lines.push('');
+  }
+  lines.push('## Rules tested', '', `| ${e.parts ? 'part | ' : ''}rule | decision | result |`, `| ${e.parts ? '--- | ' : ''}--- | --- | --- |`);
   for (const t of e.trace) {
-    const name = `${t.rule.layer} rule ${t.rule.index + 1}${t.rule.id !== null ? ` "${t.rule.id}"` : ''} (${fileLink(t.rule.file, t.rule.line, workspaceFolder)})`;
-    lines.push(`| ${name} | ${t.decision} | ${t.failed === null ? 'every matcher matched: it decided' : `\`${t.failed}\` did not match`} |`);
+    const part = e.parts ? `${(t.partIndex ?? 0) + 1} | ` : '';
+    lines.push(`| ${part}${ruleName(t.rule)} | ${t.decision} | ${t.failed === null ? 'every matcher matched: it decided' : `\`${t.failed}\` did not match`} |`);
   }
   if (e.trace.length === 0) lines.push('| (no rule names this tool) | | |');
   if (e.rule === null) lines.push('', `No rule matched: ${e.defaultFrom ? `the ${e.defaultFrom} policy's default` : 'the built-in default (ask)'} decided.`);

@@ -105,14 +105,14 @@ export async function allowAndAddRule(host: SessionHost, policy: PolicyService, 
     agent: callback.agent,
   };
   const existingIds = layer.rules.flatMap((r) => (r.ref.id !== null ? [r.ref.id] : []));
-  const suggestions = ruleSuggestions(call, { workspaceFolder: policy.workspaceFolder, existingIds });
+  const suggestions = ruleSuggestions(call, { workspaceFolder: policy.workspaceFolder, existingIds, ...(decision ? { asked: decision } : {}) });
   const picked = await vscode.window.showQuickPick(
     suggestions.map((s) => ({ label: s.label, description: s.description, detail: JSON.stringify(s.rule), suggestion: s })),
     { title: `Agent Policy: Allow and Add Rule — ${tool.id}`, placeHolder: 'How narrow should the new rule be?' },
   );
   if (!picked) return;
   const options = { workspaceFolder: policy.workspaceFolder, trusted };
-  const before = insertionIndex(layer, call, options);
+  const before = insertionIndex(layer, call, options, decision);
   const result = insertRuleEdit(doc.getText(), picked.suggestion.rule, before);
   if (!(await vscode.workspace.applyEdit(toWorkspaceEdit(doc, result.edits)))) {
     void vscode.window.showErrorMessage('Agent Policy: the rule could not be inserted.');

@@ -22,6 +22,9 @@ class HeldPolicy extends Policy {
   override get layers() {
     return this.next.layers;
   }
+  override sandboxMode(): ReturnType<Policy['sandboxMode']> {
+    return this.next.sandboxMode();
+  }
   override decide(call: ToolCall, options: DecideOptions): PolicyDecision {
     return heldDecision(this.next, this.accepted, call, options);
   }

@@ -328,6 +328,28 @@ describe('agentpolicy CLI', () => {
       assert.equal(other.body.rule, null);
     });
 
+    it('shows each part of a compound command with its own decision and rule, and whether it runs sandboxed', async () => {
+      write('.agentpolicy.jsonc', policy([
+        { id: 'status', tools: ['builtin.run_command'], commands: ['git status'], decision: 'allow' },
+        { id: 'tests', tools: ['builtin.run_command'], commands: ['npm test'], decision: 'allow', sandbox: { network: true } },
+        { id: 'no-rm', commands: ['rm *'], decision: 'deny' },
+      ]));
+      const input = JSON.stringify({ command: 'git status && npm test; rm -rf x' });
+      const { code, body } = await explainJson(['--tool', 'builtin.run_command', '--input', input, '--sandbox', 'yes']);
+      assert.equal(code, 0);
+      assert.equal(body.decision, 'deny');
+      assert.equal(body.rule.id, 'no-rm');
+      assert.deepEqual(body.parts.map((p: any) => [p.part, p.decision, p.rule?.id]), [['git status', 'allow', 'status'], ['npm test', 'allow', 'tests'], ['rm -rf x', 'deny', 'no-rm']]);
+      const text = await run(['explain', '--tool', 'builtin.run_command', '--input', JSON.stringify({ command: 'git status && npm test' }), '--sandbox', 'no']);
+      assert.match(text.out[0]!, /^ask by workspace rule 2 "tests" .* for part 2 of 2 \(npm test\)/);
+      assert.ok(text.out.some((l) => /^  1\. allow git status by workspace rule 1 "status" \(\.agentpolicy\.jsonc:\d+\)$/.test(l)), text.out.join("\n"));
+      assert.ok(text.out.some((l) => /^  2\. ask npm test by .*only inside the sandbox, and explain was run with --sandbox no/.test(l)), text.out.join('\n'));
+      assert.ok(text.out.includes('sandbox: runs without a sandbox'));
+      const sandboxed = await run(['explain', '--tool', 'builtin.run_command', '--input', JSON.stringify({ command: 'npm test' }), '--sandbox', 'yes']);
+      assert.ok(sandboxed.out.includes('sandbox: runs sandboxed, network on'), sandboxed.out.join('\n'));
+      assert.equal((await run(['explain', '--tool', 'builtin.run_command', '--sandbox', 'maybe'])).code, 2);
+    });
+
     it('--agent defaults to main', async () => {
       write('.agentpolicy.jsonc', policy([{ id: 'm', agents: ['main'], decision: 'allow' }, { id: 'o', decision: 'deny' }]));
       assert.equal((await explainJson(['--tool', 'mcp.a.b'])).body.rule.id, 'm');

@@ -204,7 +204,8 @@ describe('policy lint', () => {
       ]);
       assert.deepEqual(lintShadowed(layer), []);
       const d = new Policy({ workspace: layer }).decide(
-        { tool: { id: 'builtin.read_file' }, input: { paths: ['src/a', 'secrets/b'] }, agent: 'main' },
+        // Each path is a part; a path argument that is not a string is one no allow rule takes, so 'late' decides it.
+        { tool: { id: 'builtin.read_file' }, input: { paths: ['src/a', 42] }, agent: 'main' },
         { workspaceFolder: '/nonexistent-workspace', followSymlinks: false },
       );
       assert.equal(d.rule?.id, 'late');

@@ -22,7 +22,8 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { parse as parseJsonc, type ParseError } from 'jsonc-parser';
 import type { ToolCall, ToolDescriptor } from '../../src/policy/call.js';
-import { mismatch, PreparedCall, type LayerName } from '../../src/policy/compile.js';
+import { mismatch, type LayerName } from '../../src/policy/compile.js';
+import { PreparedCall } from '../../src/policy/preparedCall.js';
 import { covers, lintShadowed } from '../../src/policy/lint.js';
 import { PathResolver } from '../../src/policy/paths.js';
 import { loadPolicyText, nextLayerState, Policy, type DecideOptions, type LayerState, type PolicyDecision, type PolicyLayer } from '../../src/policy/policy.js';
@@ -404,29 +405,47 @@ describe('policy properties (fast-check)', function () {
         const loaded = Object.fromEntries(present.map(({ name, spec }) => [name, load(spec, name)]));
         const full = decide(loaded, call);
         const resolver = new PathResolver(workspace);
-        // The first rule, across the layers in order, that matches when tested alone (by a
-        // one-rule policy, and by `mismatch` directly: the two must agree).
-        let first: { layer: LayerName; index: number; decision: Decision } | undefined;
-        for (const { name, spec } of present) {
-          spec.rules.forEach((r, index) => {
-            const alone = load(onePolicy([r]), name);
-            const byPolicy = decide({ [name]: alone }, call).rule !== null;
-            const byMismatch = mismatch(alone.rules[0]!, new PreparedCall(call, resolver)) === null;
-            assert.equal(byPolicy, byMismatch, `${name} rule ${index} alone: decide and mismatch disagree`);
-            if (byMismatch && first === undefined) first = { layer: name, index, decision: r.decision };
-          });
+        // Each part (or the whole call when it has one) is judged alone: its first matching rule
+        // across the layers in order (tested by `mismatch` on that part, and, for a one-part
+        // call, by a one-rule policy too: the two must agree), else the first layer's default.
+        const prepared = new PreparedCall(call, resolver);
+        const views = prepared.parts() ?? [prepared];
+        const oracle = views.map((view) => {
+          let first: { layer: LayerName; index: number; decision: Decision } | undefined;
+          for (const { name, spec } of present) {
+            spec.rules.forEach((r, index) => {
+              const alone = load(onePolicy([r]), name);
+              const byMismatch = mismatch(alone.rules[0]!, view) === null;
+              if (views.length === 1) {
+                const byPolicy = decide({ [name]: alone }, call).rule !== null;
+                assert.equal(byPolicy, byMismatch, `${name} rule ${index} alone: decide and mismatch disagree`);
+              }
+              if (byMismatch && first === undefined) first = { layer: name, index, decision: r.decision };
+            });
+          }
+          return first;
+        });
+        const withDefault = present.find(({ spec }) => spec.default !== undefined);
+        const defaultDecision: Decision = withDefault?.spec.default ?? 'ask';
+        const decisions = oracle.map((first) => first?.decision ?? defaultDecision);
+        const rank = { allow: 0, ask: 1, deny: 2 } as const;
+        const strictest = decisions.reduce((best, d, i) => (rank[d] > rank[decisions[best]!] ? i : best), 0);
+        const first = oracle[strictest];
+        assert.equal(full.decision, decisions[strictest], 'the call takes its strictest part');
+        if (views.length > 1) {
+          assert.deepEqual(full.parts?.map((p) => [p.decision, p.rule && [p.rule.layer, p.rule.index]]), oracle.map((o, i) => [decisions[i], o ? [o.layer, o.index] : null]), 'each part as judged alone');
+        } else {
+          assert.equal(full.parts, undefined, 'a call of one part lists no parts');
         }
         if (first === undefined) {
-          assert.equal(full.rule, null, `no rule matches alone, yet ${shown(full.rule)} decided`);
-          const withDefault = present.find(({ spec }) => spec.default !== undefined);
-          assert.equal(full.decision, withDefault?.spec.default ?? 'ask', 'the default comes from the first layer that sets one');
-          assert.equal(full.defaultFrom, withDefault?.name ?? null);
+          assert.equal(full.rule, null, `no rule matches the strictest part alone, yet ${shown(full.rule)} decided`);
+          assert.equal(full.defaultFrom, withDefault?.name ?? null, 'the default comes from the first layer that sets one');
           return;
         }
         decidedByRule++;
         assert.ok(full.rule !== null, `${first.layer} rule ${first.index} matches alone, yet the default decided`);
-        assert.deepEqual([full.rule.layer, full.rule.index], [first.layer, first.index], 'not the first matching rule');
-        assert.equal(full.decision, first.decision);
+        assert.deepEqual([full.rule.layer, full.rule.index], [first.layer, first.index], 'not the first matching rule of the strictest part');
+        if (views.length > 1) return; // appended rules may decide parts no earlier rule matched
         // Rules appended after the deciding one (to its layer and to every later layer) change nothing at all.
         const at = LAYERS.indexOf(first.layer);
         const appended = Object.fromEntries(
@@ -470,15 +489,20 @@ describe('policy properties (fast-check)', function () {
             assert.notEqual(untrusted.rule?.layer, 'workspace', shown(untrusted));
             if (untrusted.rule === null) assert.notEqual(untrusted.defaultFrom, 'workspace', shown(untrusted));
           }
-          assert.deepEqual(untrusted.rule, trusted.rule, 'trust changed which rule decides');
-          const fromWorkspace = trusted.rule ? trusted.rule.layer === 'workspace' : trusted.defaultFrom === 'workspace';
+          // Per part, trust never changes which rule decides (it may change which part is the strictest).
+          if (trusted.parts) assert.deepEqual(untrusted.parts?.map((p) => p.rule), trusted.parts.map((p) => p.rule), 'trust changed which rule decides a part');
+          else assert.deepEqual(untrusted.rule, trusted.rule, 'trust changed which rule decides');
+          const fromWorkspace = trusted.parts
+            ? trusted.parts.some((p) => (p.rule ? p.rule.layer === 'workspace' : trusted.defaultFrom === 'workspace' || (layers.managed?.default === undefined && ws.default !== undefined)))
+            : trusted.rule ? trusted.rule.layer === 'workspace' : trusted.defaultFrom === 'workspace';
           if (trusted.decision === 'allow' && fromWorkspace) {
             assert.equal(untrusted.decision, 'ask');
             assert.equal(untrusted.lowered, true);
             assert.ok(untrusted.reason && untrusted.reason.length > 0, 'a lowered decision says why');
           } else {
             assert.equal(untrusted.decision, trusted.decision);
-            assert.equal(untrusted.lowered, false);
+            // A part may still be lowered (it names the first strictest part); a call of one part is not.
+            if (!trusted.parts) assert.equal(untrusted.lowered, false);
           }
         },
       ),
@@ -838,8 +862,13 @@ describe('policy properties (fast-check)', function () {
           assert.deepEqual(build().decide(structuredClone(call), o), first, 'a fresh policy decides differently');
           const { trace, ...explained } = policy.explain(call, o);
           assert.deepEqual(explained, first, 'explain decides as decide does');
-          assert.equal(trace.filter((t) => t.failed === null).length, first.rule ? 1 : 0, 'the trace ends at the deciding rule');
-          if (first.rule) assert.deepEqual(trace[trace.length - 1]!.rule, first.rule);
+          // Per part (or for the whole call), the trace ends at the rule that decided it.
+          const parts = first.parts ?? [{ rule: first.rule }];
+          parts.forEach((part, index) => {
+            const own = trace.filter((t) => t.partIndex === (first.parts ? index : undefined));
+            assert.equal(own.filter((t) => t.failed === null).length, part.rule ? 1 : 0, 'the trace ends at the deciding rule');
+            if (part.rule) assert.deepEqual(own[own.length - 1]!.rule, part.rule);
+          });
         });
         // And in the reverse order, on the same policy.
         [...calls].reverse().forEach((call, j) => assert.deepEqual(policy.decide(call, o), firsts[calls.length - 1 - j]));

@@ -333,6 +333,32 @@ describe('rule edits', () => {
       assert.equal(ruleSuggestions(call('builtin.read_file', { path: 'src/a.ts' }), { workspaceFolder: ws }).find((x) => x.kind === 'command'), undefined);
     });
 
+    it('a call of several parts: the suggestions cover the parts that asked, placed before the rule that decided them', () => {
+      const text = JSON.stringify({
+        version: 1,
+        rules: [
+          { id: 'status', tools: ['builtin.run_command'], commands: ['git status'], decision: 'allow' },
+          { id: 'net', tools: ['builtin.run_command'], commands: ['curl *'], decision: 'ask' },
+          { id: 'docs', tools: ['builtin.read_file'], paths: ['docs/**'], decision: 'allow' },
+        ],
+      });
+      const before = load(text);
+      const target = call('builtin.run_command', { command: 'git status && curl -s x && git status' });
+      const asked = decide(before, target);
+      assert.equal(asked.decision, 'ask');
+      const s = ruleSuggestions(target, { workspaceFolder: ws, asked });
+      assert.deepEqual(suggestion(s, 'command').rule.commands, ['curl *'], 'only the part that asked');
+      const at = insertionIndex(before, target, opts(), asked);
+      assert.equal(at, 1, 'before the ask rule that decided curl');
+      const after = load(insertRuleEdit(text, suggestion(s, 'command').rule, at).newText);
+      assert.equal(decide(after, target).decision, 'allow');
+      assert.equal(decide(after, call('builtin.run_command', { command: 'curl -s y && rm x' })).decision, 'ask', 'the rule covers curl, not what it was chained with');
+      // Paths: only the path that asked makes the folder rule.
+      const read = call('builtin.read_file', { paths: ['docs/a.md', 'src/lib/b.ts'] });
+      const folder = suggestion(ruleSuggestions(read, { workspaceFolder: ws, asked: decide(before, read) }), 'folder');
+      assert.deepEqual(folder.rule.paths, ['src/lib/**']);
+    });
+
     it('this folder of paths: the folder of each path, with its subfolders', () => {
       const folders = (input: unknown, tool: Partial<ToolDescriptor> = {}): string[] | undefined =>
         ruleSuggestions(call('builtin.read_file', input, 'main', tool), { workspaceFolder: ws }).find((x) => x.kind === 'folder')?.rule.paths;

@@ -53,6 +53,13 @@ const RM_SPELLINGS = [
   'find . -exec rm {} \\;',
   "bash -c 'rm x'",
   'sudo -u bob env FOO=1 nice -n 5 rm -rf /',
+  '/bin/rm x',
+  '/usr/bin/env rm x',
+  'env - rm x',
+  'a[1]=x rm x',
+  'builtin command rm x',
+  'coproc rm x',
+  "trap 'rm x' EXIT",
 ];
 
 describe('shell unwrapping of programs that run programs', () => {
@@ -78,6 +85,7 @@ describe('shell unwrapping of programs that run programs', () => {
     hasPart('env -uHOME rm x', ['rm', 'x']);
     assert.deepEqual(parts('env'), [['env']]);
     assert.deepEqual(parts('env A=1'), [['env', 'A=1']]);
+    hasPart('env - A=1 rm x', ['rm', 'x']);
     rejected("env -S 'rm x'");
     rejected("env --split-string='rm x'");
     rejected('env -iS rm');
@@ -150,6 +158,35 @@ describe('shell unwrapping of programs that run programs', () => {
     rejected('eval rm $X');
   });
 
+  it('builtin, coproc, trap, compgen -C, mapfile -C; alias definitions are unparseable', () => {
+    hasPart('builtin eval rm x', ['rm', 'x']);
+    hasPart('coproc rm x', ['rm', 'x']);
+    hasPart("trap 'ls; rm x' EXIT INT", ['rm', 'x']);
+    assert.deepEqual(parts('trap - EXIT'), [['trap', '-', 'EXIT']]);
+    rejected("trap -z 'rm x' EXIT");
+    rejected("alias a='rm x' b='ls'");
+    hasPart("compgen -W 'a b' -C 'rm x' y", ['rm', 'x']);
+    hasPart("mapfile -t -c 1 -C 'rm x' arr", ['rm', 'x']);
+    rejected('mapfile -C');
+  });
+
+  it('leading assignments with a subscript are dropped too', () => {
+    hasPart('a[1]=x rm y', ['rm', 'y']);
+    hasPart('a[i+1]+=x B=2 rm y', ['rm', 'y']);
+  });
+
+  it('a static command string with a $ in it is split; one with an expansion is unparseable', () => {
+    hasPart("bash -c 'rm $1' _ x", ['rm', '$1']);
+    hasPart("eval 'rm \"$x\"'", ['rm', '"$x"']);
+    rejected('bash -c "rm $1"');
+  });
+
+  it('declare -n and hash -p are unparseable', () => {
+    rejected('declare -n r=a');
+    rejected('hash -p /bin/rm ls');
+    assert.deepEqual(parts('hash -r'), [['hash', '-r']]);
+  });
+
   it('unwraps recursively, up to a depth of 8', () => {
     hasPart('sudo -u bob env FOO=1 nice -n 5 rm -rf /', ['rm', '-rf', '/']);
     hasPart(`${'nohup '.repeat(8)}rm x`, ['rm', 'x']);
@@ -178,6 +215,7 @@ describe('shell unwrapping of programs that run programs', () => {
         fc.constantFrom('timeout 5', 'timeout -k 1 -s TERM 10s', 'timeout --foreground 3', 'stdbuf -oL', 'stdbuf -i 0 -e L'),
         fc.constantFrom('xargs', 'xargs -0', 'xargs -n 1 -P 2', 'xargs -I {}', 'xargs --max-args=3', 'FOO=1', 'A=1 B=2'),
         fc.constantFrom('time', 'time -p'),
+        fc.constantFrom('/usr/bin/env', '/usr/bin/sudo -u bob', 'env -', 'builtin command', 'a[1]=x'),
       );
       const arg = fc.constantFrom('x', '-rf', '/', 'a.txt', '--', '-f', 'dir/');
       fc.assert(

@@ -6,17 +6,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { canonicalJson } from '../../src/policy/compile.js';
 import {
-  auditTable,
   FileAuditLog,
   inputDigest,
-  interruptedSessions,
   MAX_LINE_BYTES,
   MemoryAuditLog,
-  parseAuditText,
-  readAuditLog,
   summarizeInput,
   type AuditEntry,
 } from '../../src/runtime/audit.js';
+import { auditTable, interruptedSessions, parseAuditText, readAuditLog } from '../../src/runtime/auditRead.js';
 
 const repoRoot = path.resolve(__dirname, '../..');
 const auditModule = path.join(repoRoot, 'src/runtime/audit.ts');

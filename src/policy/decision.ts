@@ -1,0 +1,82 @@
+// What the engine answers about a call (policy-format.md, "The decision"), and the options
+// a caller judges it with.
+import type { LayerName, MatcherName, RuleRef } from './compile.js';
+import type { Decision } from './schema.js';
+
+export interface DecideOptions {
+  /** The folder paths resolve against. */
+  workspaceFolder: string;
+  /** VS Code workspace trust (CLI --untrusted): when false the workspace layer can only tighten. */
+  trusted?: boolean;
+  /** The decision when no rule decides and no layer sets `default` (the runtime's permissionMode). */
+  fallbackDefault?: Decision;
+  /** Resolve symbolic links (default true). */
+  followSymlinks?: boolean;
+  /**
+   * Whether `builtin.run_command` can run commands inside a sandbox on this machine (the
+   * runtime's probe; default false). Only that tool is ever sandboxed: for every other tool a
+   * `"sandbox"` rule's allow yields ask.
+   */
+  sandbox?: boolean;
+  /** Why there is no sandbox here, when `sandbox` is false (said in the reasons of what it turns into asks). */
+  sandboxUnavailable?: string;
+}
+
+/** How a sandboxable command is to run (policy-format.md, "Sandboxed commands"). */
+export interface SandboxRun {
+  /** True when the command runs inside the sandbox. */
+  sandboxed: boolean;
+  /** True when the deciding rules let it reach the network (every allowed part's rule says `"network": true`). */
+  network: boolean;
+}
+
+/** One part of a call (a path or a simple command) and how the rule list judged it on its own. */
+export interface PartDecision {
+  part: string;
+  decision: Decision;
+  rule: RuleRef | null;
+  /** When no rule decided this part: the layer whose `default` applied, or null for the built-in default. */
+  defaultFrom?: LayerName | null;
+  /** The reason of the rule that decided it, or why its allow became an ask. */
+  reason?: string;
+  /** What is special about how it was judged: why it can never be allowed (unparseable, a program name worked out at run time, writes to a file), or that only ask and deny rules judge it. */
+  note?: string;
+}
+
+export interface AskSettings {
+  timeout?: number;
+  onTimeout: 'deny' | 'keep';
+  remember: 'session' | 'never';
+}
+
+/** The decision object of policy-format.md, with a few additions (`defaultFrom`, `ask`). */
+export interface PolicyDecision {
+  decision: Decision;
+  rule: RuleRef | null;
+  reason?: string;
+  lowered: boolean;
+  warnings: string[];
+  /** When no rule decided: the layer whose `default` applied, or null for the built-in default. */
+  defaultFrom?: LayerName | null;
+  /** For `ask`: how the question behaves. */
+  ask?: AskSettings;
+  /** A call with several parts: each part with its own decision and rule, in the order they appear. */
+  parts?: PartDecision[];
+  /** For `builtin.run_command` calls that are not denied: whether the command runs sandboxed, and with network. */
+  sandbox?: SandboxRun;
+}
+
+export interface TraceEntry {
+  /** The part this test was for, when the call has several: as shown, and its place in `parts`. */
+  part?: string;
+  partIndex?: number;
+  rule: RuleRef;
+  decision: Decision;
+  /** null: it matched (and so decided). */
+  failed: MatcherName | null;
+}
+
+export interface Explanation extends PolicyDecision {
+  /** Every rule that was tested, in order, and the first matcher that failed for it. */
+  trace: TraceEntry[];
+}

@@ -1,0 +1,180 @@
+// Judging a call part by part (policy-format.md, "Each part is judged on its own; the call
+// takes the strictest"): each part goes through the whole ordered rule list, first match wins
+// for it, trust lowering and the sandbox conditions apply to it; then the strictest part decides.
+import { mismatch, type CompiledRule, type LayerName } from './compile.js';
+import type { AskSettings, PartDecision, PolicyDecision, SandboxRun, TraceEntry } from './decision.js';
+import type { CallPart, CallView, PreparedCall } from './preparedCall.js';
+import type { Decision, SandboxMode } from './schema.js';
+
+/** A layer as the judge sees it: its rules for a tool, or the file that broke it. */
+export interface JudgedLayer {
+  name: LayerName;
+  /** Set when the layer's file is invalid and no valid version is in force. */
+  broken?: string;
+  candidates(toolId: string): readonly CompiledRule[];
+}
+
+/** Whether this call's commands can run in the sandbox, and if not, why. */
+export type SandboxAvailability = { available: true } | { available: false; why: string };
+
+export interface JudgeContext {
+  layers: readonly JudgedLayer[];
+  trusted: boolean;
+  fallback: { decision: Decision; from: LayerName | null };
+  sandboxMode: { mode: SandboxMode; from: LayerName | null };
+  sandbox: SandboxAvailability;
+}
+
+/** One view (the whole call or one part) as the rule list judged it. */
+interface Judgement {
+  decision: Decision;
+  rule: CompiledRule | null;
+  lowered: boolean;
+  reason?: string;
+  defaultFrom?: LayerName | null;
+  ask?: AskSettings;
+  /** The invalid file that made this part an ask. */
+  broken?: string;
+  /** A tighten-only part no ask or deny rule matched: it does not count. */
+  neutral?: boolean;
+}
+
+const LOWERED_REASON = 'the workspace is not trusted, so its allow rules and default only ask';
+const STRICTNESS: Record<Decision, number> = { allow: 0, ask: 1, deny: 2 };
+const PLAIN_ASK: AskSettings = { onTimeout: 'deny', remember: 'session' };
+
+/** The tool the runtime runs inside its sandbox; no other tool's commands are ever sandboxed. */
+export const SANDBOXED_TOOL = 'builtin.run_command';
+
+/** Whether this call's commands would run sandboxed, and why not. */
+export function sandboxAvailability(
+  toolId: string,
+  mode: { mode: SandboxMode; from: LayerName | null },
+  machine: { sandbox?: boolean; sandboxUnavailable?: string },
+): SandboxAvailability {
+  if (toolId !== SANDBOXED_TOOL) return { available: false, why: `${toolId} does not run its commands in Agent Policy's sandbox` };
+  if (mode.mode === 'off') return { available: false, why: `the sandbox is off (the ${mode.from ?? 'built-in'} policy says "sandbox": "off")` };
+  if (machine.sandbox !== true) return { available: false, why: machine.sandboxUnavailable ?? 'this machine has no sandbox' };
+  return { available: true };
+}
+
+/** Judges the whole call, or each of its parts, and combines them into the call's decision. */
+export function judgeCall(prepared: PreparedCall, context: JudgeContext, warnings: string[], trace: TraceEntry[] | undefined): PolicyDecision {
+  const parts = prepared.parts();
+  if (parts === undefined) {
+    const judged = judgeView(prepared, context, trace, undefined);
+    return finish(prepared, context, [judged], undefined, warnings);
+  }
+  const judged = parts.map((part, index) => judgeView(part, context, trace, { label: part.label, index }, part.tightenOnly));
+  return finish(prepared, context, judged, parts, warnings);
+}
+
+function judgeView(view: CallView, context: JudgeContext, trace: TraceEntry[] | undefined, part: { label: string; index: number } | undefined, tightenOnly = false): Judgement {
+  const toolId = view.call.tool.id;
+  for (const layer of context.layers) {
+    if (layer.broken !== undefined) {
+      return {
+        decision: 'ask', rule: null, lowered: false, defaultFrom: null, broken: layer.broken,
+        reason: `the ${layer.name} policy ${layer.broken} is invalid and has no valid version in force, so every call it could decide is asked`,
+        ask: { onTimeout: 'deny', remember: 'never' },
+      };
+    }
+    for (const rule of layer.candidates(toolId)) {
+      if (tightenOnly && rule.decision === 'allow') continue;
+      const failed = mismatch(rule, view, true);
+      trace?.push({ ...(part !== undefined ? { part: part.label, partIndex: part.index } : {}), rule: rule.ref, decision: rule.decision, failed });
+      if (failed !== null) continue;
+      const lowered = rule.decision === 'allow' && layer.name === 'workspace' && !context.trusted;
+      if (lowered) {
+        return { decision: 'ask', rule, lowered, reason: joinReasons(rule.rule.reason, LOWERED_REASON), ask: PLAIN_ASK };
+      }
+      const judged: Judgement = { decision: rule.decision, rule, lowered: false };
+      if (rule.rule.reason !== undefined) judged.reason = rule.rule.reason;
+      if (rule.decision === 'ask') {
+        judged.ask = {
+          onTimeout: rule.rule.onTimeout ?? 'deny',
+          remember: rule.rule.remember ?? 'session',
+          ...(rule.rule.timeout !== undefined ? { timeout: rule.rule.timeout } : {}),
+        };
+      }
+      return rule.decision === 'allow' ? sandboxConditions(judged, view, context) : judged;
+    }
+  }
+  if (tightenOnly) return { decision: 'allow', rule: null, lowered: false, neutral: true };
+  const { decision, from } = context.fallback;
+  const lowered = decision === 'allow' && from === 'workspace' && !context.trusted;
+  if (lowered) return { decision: 'ask', rule: null, lowered, defaultFrom: from, reason: LOWERED_REASON, ask: PLAIN_ASK };
+  const judged: Judgement = { decision, rule: null, lowered: false, defaultFrom: from };
+  if (decision === 'ask') judged.ask = PLAIN_ASK;
+  return decision === 'allow' ? sandboxConditions(judged, view, context) : judged;
+}
+
+/** An allow that holds only inside a sandbox this call cannot have becomes an ask that says why. */
+function sandboxConditions(judged: Judgement, view: CallView, context: JudgeContext): Judgement {
+  if (context.sandbox.available) return judged;
+  const why = context.sandbox.why;
+  if (judged.rule?.rule.sandbox !== undefined) {
+    return { ...judged, decision: 'ask', reason: joinReasons(judged.rule.rule.reason, `this rule allows it only inside the sandbox, and ${why}`), ask: PLAIN_ASK };
+  }
+  if (context.sandboxMode.mode === 'required' && view.command.present) {
+    const by = context.sandboxMode.from ?? 'built-in';
+    return { ...judged, decision: 'ask', reason: joinReasons(judged.reason, `the ${by} policy requires every command to run sandboxed ("sandbox": "required"), and ${why}`), ask: PLAIN_ASK };
+  }
+  return judged;
+}
+
+function finish(prepared: PreparedCall, context: JudgeContext, judged: Judgement[], parts: CallPart[] | undefined, warnings: string[]): PolicyDecision {
+  // The first part of the strictest decision names the rule; a part that did not count never does.
+  let strictest = Math.max(0, judged.findIndex((j) => !j.neutral));
+  for (let i = strictest + 1; i < judged.length; i++) if (STRICTNESS[judged[i]!.decision] > STRICTNESS[judged[strictest]!.decision]) strictest = i;
+  const top = judged[strictest]!;
+  const result: PolicyDecision = { decision: top.decision, rule: top.rule?.ref ?? null, lowered: top.lowered, warnings };
+  if (top.reason !== undefined) result.reason = top.reason;
+  if (top.rule === null) result.defaultFrom = top.defaultFrom ?? null;
+  if (top.decision === 'ask') result.ask = combinedAsk(judged);
+  for (const j of judged) if (j.broken !== undefined && !warnings.includes(`${j.broken} is invalid`)) warnings.push(`${j.broken} is invalid`);
+  if (parts !== undefined) {
+    result.parts = parts.map((part, i): PartDecision => {
+      const j = judged[i]!;
+      return {
+        part: part.label, decision: j.decision, rule: j.rule?.ref ?? null,
+        ...(j.rule === null && !j.neutral ? { defaultFrom: j.defaultFrom ?? null } : {}),
+        ...(j.reason !== undefined ? { reason: j.reason } : {}),
+        ...(part.note !== undefined ? { note: part.note } : {}),
+      };
+    });
+  }
+  const sandbox = sandboxRun(prepared, context, judged);
+  if (sandbox !== undefined) result.sandbox = sandbox;
+  return result;
+}
+
+/** Several parts ask: the question takes the strictest of their settings. */
+function combinedAsk(judged: readonly Judgement[]): AskSettings {
+  const asks = judged.filter((j) => j.decision === 'ask').map((j) => j.ask ?? PLAIN_ASK);
+  if (asks.length === 1) return asks[0]!;
+  const timeouts = asks.map((a) => a.timeout).filter((t): t is number => t !== undefined);
+  return {
+    onTimeout: asks.some((a) => a.onTimeout === 'deny') ? 'deny' : 'keep',
+    remember: asks.some((a) => a.remember === 'never') ? 'never' : 'session',
+    ...(timeouts.length > 0 ? { timeout: Math.min(...timeouts) } : {}),
+  };
+}
+
+/**
+ * How a sandboxable command is to run: in the sandbox where there is one, with the network
+ * only when every part was allowed by a rule that says `"network": true`.
+ */
+function sandboxRun(prepared: PreparedCall, context: JudgeContext, judged: readonly Judgement[]): SandboxRun | undefined {
+  if (prepared.call.tool.id !== SANDBOXED_TOOL || judged.some((j) => j.decision === 'deny')) return undefined;
+  const network = judged.every((j) => {
+    if (j.neutral) return true;
+    const sandbox = j.decision === 'allow' ? j.rule?.rule.sandbox : undefined;
+    return typeof sandbox === 'object' && sandbox.network;
+  });
+  return { sandboxed: context.sandbox.available, network };
+}
+
+function joinReasons(a: string | undefined, b: string): string {
+  return a ? `${a} (${b})` : b;
+}
