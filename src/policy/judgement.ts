@@ -1,6 +1,7 @@
 // Judging a call part by part (policy-format.md, "Each part is judged on its own; the call
 // takes the strictest"): each part goes through the whole ordered rule list, first match wins
 // for it, trust lowering and the sandbox conditions apply to it; then the strictest part decides.
+import type { CommandIndex } from './commandIndex.js';
 import { mismatch, type CompiledRule, type LayerName } from './compile.js';
 import type { AskSettings, PartDecision, PolicyDecision, SandboxRun, TraceEntry } from './decision.js';
 import type { CallPart, CallView, PreparedCall } from './preparedCall.js';
@@ -12,7 +13,11 @@ export interface JudgedLayer {
   /** Set when the layer's file is invalid and no valid version is in force. */
   broken?: string;
   candidates(toolId: string): readonly CompiledRule[];
+  commandIndex(toolId: string): CommandIndex;
 }
+
+/** Tests compare the indexed engine with the plain ordered scan of every candidate. */
+export const judgeTesting = { plainScan: false };
 
 /** Whether this call's commands can run in the sandbox, and if not, why. */
 export type SandboxAvailability = { available: true } | { available: false; why: string };
@@ -69,6 +74,20 @@ export function judgeCall(prepared: PreparedCall, context: JudgeContext, warning
   return finish(prepared, context, judged, parts, warnings);
 }
 
+/**
+ * The rules of a layer that can decide this view, in file order: for one simple command that can
+ * be seen into, only those its first word does not rule out (commandIndex.ts); else every candidate.
+ * Explain tests every candidate, so its trace shows each rule and why it did not match.
+ */
+function rulesFor(layer: JudgedLayer, toolId: string, view: CallView, trace: TraceEntry[] | undefined): readonly CompiledRule[] {
+  const command = view.command;
+  if (judgeTesting.plainScan || trace !== undefined || !command.present || !command.parsed || command.commands.length !== 1) return layer.candidates(toolId);
+  const only = command.commands[0]!;
+  // A program name worked out at run time is taken by every tightening command rule.
+  if (only.dynamic === true) return layer.candidates(toolId);
+  return layer.commandIndex(toolId).forFirstWord(only.words[0] ?? '');
+}
+
 function judgeView(view: CallView, context: JudgeContext, trace: TraceEntry[] | undefined, part: { label: string; index: number } | undefined, tightenOnly = false): Judgement {
   const toolId = view.call.tool.id;
   for (const layer of context.layers) {
@@ -79,7 +98,7 @@ function judgeView(view: CallView, context: JudgeContext, trace: TraceEntry[] | 
         ask: { onTimeout: 'deny', remember: 'never' },
       };
     }
-    for (const rule of layer.candidates(toolId)) {
+    for (const rule of rulesFor(layer, toolId, view, trace)) {
       if (tightenOnly && rule.decision === 'allow') continue;
       const failed = mismatch(rule, view, true);
       trace?.push({ ...(part !== undefined ? { part: part.label, partIndex: part.index } : {}), rule: rule.ref, decision: rule.decision, failed });

@@ -2,6 +2,7 @@
 // matching rule wins. This is the engine's main entry point for the CLI, runtime and extension.
 import { findNodeAtLocation } from 'jsonc-parser';
 import type { ToolCall } from './call.js';
+import { CommandIndex } from './commandIndex.js';
 import { compileRules, type CompiledRule, type LayerName } from './compile.js';
 import type { DecideOptions, Explanation, PolicyDecision, TraceEntry } from './decision.js';
 import { judgeCall, sandboxAvailability, type JudgeContext, type JudgedLayer } from './judgement.js';
@@ -13,6 +14,8 @@ import { PreparedCall } from './preparedCall.js';
 import { hintNames, PolicyFileSchema, type Decision, type PolicyFile, type SandboxMode } from './schema.js';
 
 export const LAYER_ORDER: readonly LayerName[] = ['managed', 'workspace', 'user'];
+
+const EMPTY_COMMAND_INDEX = new CommandIndex([]);
 
 const KNOWN_KEYS: ReadonlyMap<string, readonly string[]> = new Map<string, readonly string[]>([
   ['', ['$schema', 'version', 'default', 'sandbox', 'rules', 'tests']],
@@ -68,6 +71,11 @@ export class PolicyLayer {
   candidates(toolId: string): readonly CompiledRule[] {
     return this.index.candidates(toolId);
   }
+
+  /** Those candidates indexed by the literal first word of their command patterns. */
+  commandIndex(toolId: string): CommandIndex {
+    return this.index.commandIndex(toolId);
+  }
 }
 
 export function loadPolicyText(text: string, file: string, layer: LayerName = 'workspace'): PolicyLayer {
@@ -81,6 +89,7 @@ export function loadPolicyText(text: string, file: string, layer: LayerName = 'w
 class ToolIndex {
   private readonly byPrefix = new Map<string, number[]>();
   private readonly memo = new Map<string, readonly CompiledRule[]>();
+  private readonly commandMemo = new Map<string, CommandIndex>();
   private static readonly MEMO_LIMIT = 4096;
 
   constructor(private readonly rules: readonly CompiledRule[]) {
@@ -106,6 +115,15 @@ class ToolIndex {
     if (this.memo.size >= ToolIndex.MEMO_LIMIT) this.memo.clear();
     this.memo.set(toolId, result);
     return result;
+  }
+
+  commandIndex(toolId: string): CommandIndex {
+    let index = this.commandMemo.get(toolId);
+    if (index) return index;
+    index = new CommandIndex(this.candidates(toolId));
+    if (this.commandMemo.size >= ToolIndex.MEMO_LIMIT) this.commandMemo.clear();
+    this.commandMemo.set(toolId, index);
+    return index;
   }
 }
 
@@ -141,8 +159,8 @@ export class Policy {
     });
     this.judgedLayers = this.states.map(({ name, state }): JudgedLayer =>
       state.kind === 'broken'
-        ? { name, broken: state.current.file, candidates: () => [] }
-        : { name, candidates: (toolId) => state.layer.candidates(toolId) });
+        ? { name, broken: state.current.file, candidates: () => [], commandIndex: () => EMPTY_COMMAND_INDEX }
+        : { name, candidates: (toolId) => state.layer.candidates(toolId), commandIndex: (toolId) => state.layer.commandIndex(toolId) });
   }
 
   /** Every layer's file as it is now, valid or not. */

@@ -24,6 +24,7 @@ import { parse as parseJsonc, type ParseError } from 'jsonc-parser';
 import type { ToolCall, ToolDescriptor } from '../../src/policy/call.js';
 import { mismatch, type LayerName } from '../../src/policy/compile.js';
 import { PreparedCall } from '../../src/policy/preparedCall.js';
+import { judgeTesting } from '../../src/policy/judgement.js';
 import { covers, lintShadowed } from '../../src/policy/lint.js';
 import { PathResolver } from '../../src/policy/paths.js';
 import { loadPolicyText, nextLayerState, Policy, type DecideOptions, type LayerState, type PolicyDecision, type PolicyLayer } from '../../src/policy/policy.js';
@@ -844,6 +845,34 @@ describe('policy properties (fast-check)', function () {
       { numRuns: 400 },
     );
     assert.ok(reported > 20, `only ${reported} rules were reported shadowed`);
+  });
+
+  it('8. the index by first command word decides exactly as the plain ordered scan', function () {
+    const wordsArb = fc.constantFrom('npm test', 'npm run lint', 'git status', 'git push origin', 'rm -rf x', 'ls', '/bin/rm x', 'env rm x', '$X y', 'r{m,} x', 'FOO=1 npm test', '');
+    const patternArb = fc.constantFrom('npm *', 'npm test', 'git *', 'git status', 'rm *', '*', 'l? *', 'ls', 'FOO=1 npm *', 'env *', '/bin/rm *', '* x');
+    const ruleArb = fc.record({
+      tools: fc.option(fc.constantFrom(['builtin.run_command'], ['builtin.*'], ['mcp.*']), { nil: undefined }),
+      commands: fc.option(fc.array(patternArb, { minLength: 1, maxLength: 3 }), { nil: undefined, freq: 5 }),
+      decision: fc.constantFrom('allow', 'ask', 'deny'),
+    }, { requiredKeys: ['decision'] });
+    const commandArb = fc.array(wordsArb, { minLength: 1, maxLength: 3 }).chain((parts) => fc.constantFrom(' && ', '; ', ' | ', ' $(', '\n').map((j) => (j === ' $(' ? `${parts.join(' ; ')} $(ls)` : parts.join(j))));
+    fc.assert(
+      fc.property(fc.array(ruleArb, { maxLength: 12 }), fc.option(fc.constantFrom('allow', 'ask', 'deny'), { nil: undefined }), commandArb, fc.constantFrom('builtin.run_command', 'mcp.shell.exec'), fc.boolean(), (rules, dflt, command, tool, trusted) => {
+        const spec = { version: 1, ...(dflt ? { default: dflt } : {}), rules };
+        const layer = loadPolicyText(JSON.stringify(spec), 'p.jsonc', 'workspace');
+        const call: ToolCall = { tool: { id: tool }, input: { command }, agent: 'main' };
+        const o = { ...options, trusted };
+        judgeTesting.plainScan = false;
+        const indexed = new Policy({ workspace: layer }).decide(call, o);
+        judgeTesting.plainScan = true;
+        try {
+          assert.deepEqual(indexed, new Policy({ workspace: layer }).decide(call, o), `${command}`);
+        } finally {
+          judgeTesting.plainScan = false;
+        }
+      }),
+      { numRuns: 1500 },
+    );
   });
 
   it('7. decisions are deterministic', function () {
