@@ -296,7 +296,7 @@ export function explanationLines(result: Explanation, policy: Policy): string[] 
     lines.push(`sandbox: ${result.sandbox.sandboxed ? `runs sandboxed, network ${result.sandbox.network ? 'on' : 'off'}` : 'runs without a sandbox'}`);
   }
   if (result.trace.length > 0) {
-    lines.push('rules tested (those whose tools match):');
+    lines.push('rules tested (those whose tools match, and for a simple command those its first word does not rule out):');
     for (const t of result.trace) {
       if (t.part !== undefined && t.partIndex !== undefined && result.trace.find((u) => u.partIndex === t.partIndex) === t) lines.push(` part ${t.partIndex + 1}: ${t.part}`);
       const id = t.rule.id !== null ? ` "${t.rule.id}"` : '';

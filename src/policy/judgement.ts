@@ -77,11 +77,12 @@ export function judgeCall(prepared: PreparedCall, context: JudgeContext, warning
 /**
  * The rules of a layer that can decide this view, in file order: for one simple command that can
  * be seen into, only those its first word does not rule out (commandIndex.ts); else every candidate.
- * Explain tests every candidate, so its trace shows each rule and why it did not match.
+ * Explain uses the same lists (what a decision worked out, and so its warnings, must not differ),
+ * so its trace leaves out the rules a command's first word rules out.
  */
-function rulesFor(layer: JudgedLayer, toolId: string, view: CallView, trace: TraceEntry[] | undefined): readonly CompiledRule[] {
+function rulesFor(layer: JudgedLayer, toolId: string, view: CallView): readonly CompiledRule[] {
   const command = view.command;
-  if (judgeTesting.plainScan || trace !== undefined || !command.present || !command.parsed || command.commands.length !== 1) return layer.candidates(toolId);
+  if (judgeTesting.plainScan || !command.present || !command.parsed || command.commands.length !== 1) return layer.candidates(toolId);
   const only = command.commands[0]!;
   // A program name worked out at run time is taken by every tightening command rule.
   if (only.dynamic === true) return layer.candidates(toolId);
@@ -98,7 +99,7 @@ function judgeView(view: CallView, context: JudgeContext, trace: TraceEntry[] | 
         ask: { onTimeout: 'deny', remember: 'never' },
       };
     }
-    for (const rule of rulesFor(layer, toolId, view, trace)) {
+    for (const rule of rulesFor(layer, toolId, view)) {
       if (tightenOnly && rule.decision === 'allow') continue;
       const failed = mismatch(rule, view, true);
       trace?.push({ ...(part !== undefined ? { part: part.label, partIndex: part.index } : {}), rule: rule.ref, decision: rule.decision, failed });

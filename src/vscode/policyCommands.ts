@@ -140,7 +140,7 @@ export function explanationMarkdown(call: ToolCall, e: Explanation, workspaceFol
     });
     lines.push('');
   }
-  lines.push('## Rules tested', '', `| ${e.parts ? 'part | ' : ''}rule | decision | result |`, `| ${e.parts ? '--- | ' : ''}--- | --- | --- |`);
+  lines.push('## Rules tested', '', 'The rules whose tools match; for a simple command, those its first word does not rule out.', '', `| ${e.parts ? 'part | ' : ''}rule | decision | result |`, `| ${e.parts ? '--- | ' : ''}--- | --- | --- |`);
   for (const t of e.trace) {
     const part = e.parts ? `${(t.partIndex ?? 0) + 1} | ` : '';
     lines.push(`| ${part}${ruleName(t.rule)} | ${t.decision} | ${t.failed === null ? 'every matcher matched: it decided' : `\`${t.failed}\` did not match`} |`);

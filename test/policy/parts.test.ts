@@ -163,11 +163,13 @@ describe('per-part decisions', () => {
   it('explain traces each part by its place', () => {
     const policy = new Policy({ workspace: layer({ rules: [{ id: 'ls', commands: ['ls'], decision: 'allow' }, { id: 'pwd', commands: ['pwd'], decision: 'allow' }] }) });
     const e = policy.explain(run('ls; pwd'), OPTIONS);
+    // The rule on `ls` cannot match `pwd` (its first word rules it out), so it is not tested for part 2.
     assert.deepEqual(e.trace.map((t) => [t.partIndex, t.part, t.rule.id, t.failed]), [
       [0, 'ls', 'ls', null],
-      [1, 'pwd', 'ls', 'commands'],
       [1, 'pwd', 'pwd', null],
     ]);
+    const glob = new Policy({ workspace: layer({ rules: [{ id: 'l', commands: ['l? *'], decision: 'allow' }, { id: 'pwd', commands: ['pwd'], decision: 'allow' }] }) });
+    assert.deepEqual(glob.explain(run('ls; pwd'), OPTIONS).trace.map((t) => [t.partIndex, t.rule.id, t.failed]), [[0, 'l', null], [1, 'l', 'commands'], [1, 'pwd', null]], 'a pattern starting with a glob is tested');
   });
 
   it('a program named by its path is also judged by its name, but only by ask and deny rules', () => {
