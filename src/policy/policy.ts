@@ -3,6 +3,7 @@
 import { findNodeAtLocation } from 'jsonc-parser';
 import type { ToolCall } from './call.js';
 import { CommandIndex } from './commandIndex.js';
+import { PathIndex } from './pathIndex.js';
 import { compileRules, type CompiledRule, type LayerName } from './compile.js';
 import type { DecideOptions, Explanation, PolicyDecision, TraceEntry } from './decision.js';
 import { judgeCall, sandboxAvailability, type JudgeContext, type JudgedLayer } from './judgement.js';
@@ -16,6 +17,7 @@ import { hintNames, PolicyFileSchema, type Decision, type PolicyFile, type Sandb
 export const LAYER_ORDER: readonly LayerName[] = ['managed', 'workspace', 'user'];
 
 const EMPTY_COMMAND_INDEX = new CommandIndex([]);
+const EMPTY_PATH_INDEX = new PathIndex([]);
 
 const KNOWN_KEYS: ReadonlyMap<string, readonly string[]> = new Map<string, readonly string[]>([
   ['', ['$schema', 'version', 'default', 'sandbox', 'rules', 'tests']],
@@ -76,6 +78,11 @@ export class PolicyLayer {
   commandIndex(toolId: string): CommandIndex {
     return this.index.commandIndex(toolId);
   }
+
+  /** Those candidates indexed by the literal first segment of their path globs. */
+  pathIndex(toolId: string): PathIndex {
+    return this.index.pathIndex(toolId);
+  }
 }
 
 export function loadPolicyText(text: string, file: string, layer: LayerName = 'workspace'): PolicyLayer {
@@ -90,6 +97,7 @@ class ToolIndex {
   private readonly byPrefix = new Map<string, number[]>();
   private readonly memo = new Map<string, readonly CompiledRule[]>();
   private readonly commandMemo = new Map<string, CommandIndex>();
+  private readonly pathMemo = new Map<string, PathIndex>();
   private static readonly MEMO_LIMIT = 4096;
 
   constructor(private readonly rules: readonly CompiledRule[]) {
@@ -123,6 +131,15 @@ class ToolIndex {
     index = new CommandIndex(this.candidates(toolId));
     if (this.commandMemo.size >= ToolIndex.MEMO_LIMIT) this.commandMemo.clear();
     this.commandMemo.set(toolId, index);
+    return index;
+  }
+
+  pathIndex(toolId: string): PathIndex {
+    let index = this.pathMemo.get(toolId);
+    if (index) return index;
+    index = new PathIndex(this.candidates(toolId));
+    if (this.pathMemo.size >= ToolIndex.MEMO_LIMIT) this.pathMemo.clear();
+    this.pathMemo.set(toolId, index);
     return index;
   }
 }
@@ -159,8 +176,13 @@ export class Policy {
     });
     this.judgedLayers = this.states.map(({ name, state }): JudgedLayer =>
       state.kind === 'broken'
-        ? { name, broken: state.current.file, candidates: () => [], commandIndex: () => EMPTY_COMMAND_INDEX }
-        : { name, candidates: (toolId) => state.layer.candidates(toolId), commandIndex: (toolId) => state.layer.commandIndex(toolId) });
+        ? { name, broken: state.current.file, candidates: () => [], commandIndex: () => EMPTY_COMMAND_INDEX, pathIndex: () => EMPTY_PATH_INDEX }
+        : {
+            name,
+            candidates: (toolId) => state.layer.candidates(toolId),
+            commandIndex: (toolId) => state.layer.commandIndex(toolId),
+            pathIndex: (toolId) => state.layer.pathIndex(toolId),
+          });
   }
 
   /** Every layer's file as it is now, valid or not. */

@@ -875,6 +875,34 @@ describe('policy properties (fast-check)', function () {
     );
   });
 
+  it('9. the index by first path segment decides exactly as the plain ordered scan', function () {
+    const globArb = fc.constantFrom('src/**', 'src', './src/**', '**', '*.md', 'docs/*.md', '.env', '**/.env', '/tmp/**', '/**', 'link-out/**', 'sr?/**', '{src,docs}/**', 'src/a.ts', 'README.md', 'docs');
+    const ruleArb = fc.record({
+      tools: fc.option(fc.constantFrom(['builtin.read_file'], ['builtin.*'], ['mcp.*']), { nil: undefined }),
+      paths: fc.option(fc.array(fc.oneof(globArb, globArb.map((g) => `!${g}`)), { minLength: 1, maxLength: 3 }), { nil: undefined, freq: 5 }),
+      decision: fc.constantFrom('allow', 'ask', 'deny'),
+    }, { requiredKeys: ['decision'] });
+    const pathArb = fc.constantFrom('src/a.ts', './src/a.ts', 'src', 'src/../docs/r.md', '../outside.txt', '/tmp/y', '', '.', 'docs/r.md', 'README.md', '.env', 'link-out/passwd', 'srcx/a', 'docs');
+    fc.assert(
+      fc.property(fc.array(ruleArb, { maxLength: 12 }), fc.option(fc.constantFrom('allow', 'ask', 'deny'), { nil: undefined }), fc.array(pathArb, { minLength: 1, maxLength: 3 }), fc.constantFrom('builtin.read_file', 'mcp.fs.read'), fc.boolean(), (rules, dflt, paths, tool, trusted) => {
+        const layer = loadPolicyText(JSON.stringify({ version: 1, ...(dflt ? { default: dflt } : {}), rules }), 'p.jsonc', 'workspace');
+        const call: ToolCall = { tool: { id: tool }, input: paths.length === 1 ? { path: paths[0] } : { paths }, agent: 'main' };
+        const o = { ...options, trusted };
+        judgeTesting.plainScan = false;
+        // Warnings say what was worked out, which the index may work out sooner: compared without them.
+        const { warnings: _a, ...indexed } = new Policy({ workspace: layer }).decide(call, o);
+        judgeTesting.plainScan = true;
+        try {
+          const { warnings: _b, ...plain } = new Policy({ workspace: layer }).decide(call, o);
+          assert.deepEqual(indexed, plain, JSON.stringify(paths));
+        } finally {
+          judgeTesting.plainScan = false;
+        }
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
   it('7. decisions are deterministic', function () {
     // One Policy judges a sequence of calls (its tool index memo, its path resolver and the
     // shell parser are shared); each decision must equal a fresh Policy's for that call alone,
