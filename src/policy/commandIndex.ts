@@ -4,9 +4,8 @@
 // `commands`, or a pattern starting with a glob). First-match order is kept exactly: every list
 // is the candidates in file order with the rules that cannot match taken out.
 import type { CompiledRule } from './compile.js';
+import { isLiteral } from './globs.js';
 
-/** Characters that can make a name glob match more than its own text (globs.ts's MAGIC). */
-const MAGIC = /[*?[\]{}()!+@\\]/;
 
 export class CommandIndex {
   /** For each literal first word some rule names: the rules that can match a command starting with it. */
@@ -39,7 +38,7 @@ function literalFirstWords(rule: CompiledRule): ReadonlySet<string> | undefined 
   const words = new Set<string>();
   for (const pattern of source) {
     const first = pattern.trim().split(/\s+/)[0];
-    if (first === undefined || first === '' || MAGIC.test(first)) return undefined;
+    if (first === undefined || first === '' || !isLiteral(first)) return undefined;
     words.add(first);
   }
   return words;

@@ -4,9 +4,8 @@
 // `paths`, an absolute glob, or a glob starting with a pattern). First-match order is kept
 // exactly: every list is the candidates in file order with the rules that cannot match taken out.
 import type { CompiledRule } from './compile.js';
+import { isLiteral } from './globs.js';
 
-/** Characters that can make a glob match more than its own text (globs.ts's MAGIC). */
-const MAGIC = /[*?[\]{}()!+@\\]/;
 
 /** The key of a path outside the workspace folder: only absolute globs (never indexed) match it. */
 export const OUTSIDE_WORKSPACE = '\u0000outside';
@@ -56,7 +55,7 @@ function literalFirstSegments(rule: CompiledRule): ReadonlySet<string> | undefin
     if (glob.startsWith('/')) return undefined;
     const slash = glob.indexOf('/');
     const first = slash === -1 ? glob : glob.slice(0, slash);
-    if (first === '' || first === '.' || first === '..' || MAGIC.test(first)) return undefined;
+    if (first === '' || first === '.' || first === '..' || !isLiteral(first)) return undefined;
     segments.add(first);
   }
   return segments.size > 0 ? segments : undefined;
