@@ -11,9 +11,8 @@ import { describeDecision, describeParts, runInlineTests } from '../policy/inlin
 import { loadPolicyText, Policy, type Explanation, type PolicyLayer } from '../policy/policy.js';
 import { toolKinds, type ToolKind } from '../policy/schema.js';
 import { initShellParser } from '../policy/shellParser.js';
-import { SANDBOXED_TOOL } from '../policy/judgement.js';
 import { auditTable, interruptedSessions, readAuditLog } from '../runtime/auditRead.js';
-import { sandboxAvailability } from '../runtime/sandboxProbe.js';
+import { sandboxForDecision } from '../runtime/sandboxRun.js';
 import { runCommand, RunUsageError } from './run.js';
 
 export class UsageError extends Error {}
@@ -255,11 +254,10 @@ function explain(values: Values, io: CliIo): number {
   // Judged as on this machine (its sandbox probed), unless --sandbox says how to judge.
   const sandboxFlag = str(values, 'sandbox');
   if (sandboxFlag !== undefined && sandboxFlag !== 'yes' && sandboxFlag !== 'no') throw new UsageError('--sandbox takes yes or no');
-  // Only run_command is ever sandboxed: the probe (it starts bwrap) only for its calls.
-  const machine = sandboxFlag === undefined && toolId === SANDBOXED_TOOL ? sandboxAvailability() : undefined;
-  const sandbox = sandboxFlag === 'yes' || (machine?.available ?? false);
-  const sandboxUnavailable = sandboxFlag === 'no' ? 'explain was run with --sandbox no' : machine && !machine.available ? machine.reason : undefined;
-  const result = policy.explain(call, { workspaceFolder, trusted: values.untrusted !== true, sandbox, ...(sandboxUnavailable ? { sandboxUnavailable } : {}) });
+  // As the runtime judges it (the probe runs only for run_command, the one tool ever sandboxed).
+  const sandbox = sandboxFlag === undefined ? sandboxForDecision(toolId)
+    : sandboxFlag === 'yes' ? { sandbox: true } : { sandbox: false, sandboxUnavailable: 'explain was run with --sandbox no' };
+  const result = policy.explain(call, { workspaceFolder, trusted: values.untrusted !== true, ...sandbox });
   const invalid = Object.values(layers).filter((l) => !l.valid);
   const diagnostics = invalid.flatMap((l) => l.diagnostics);
   // policy-format.md: when a policy is invalid, the decision printed is never allow, even one

@@ -1,8 +1,7 @@
 // Judging a call part by part (policy-format.md, "Each part is judged on its own; the call
 // takes the strictest"): each part goes through the whole ordered rule list, first match wins
 // for it, trust lowering and the sandbox conditions apply to it; then the strictest part decides.
-import type { CommandIndex } from './commandIndex.js';
-import { firstSegment, type PathIndex } from './pathIndex.js';
+import { firstSegment, type FirstKeyIndex } from './firstKeyIndex.js';
 import { mismatch, type CompiledRule, type LayerName } from './compile.js';
 import type { AskSettings, PartDecision, PolicyDecision, SandboxRun, TraceEntry } from './decision.js';
 import type { CallPart, CallView, PreparedCall } from './preparedCall.js';
@@ -14,8 +13,8 @@ export interface JudgedLayer {
   /** Set when the layer's file is invalid and no valid version is in force. */
   broken?: string;
   candidates(toolId: string): readonly CompiledRule[];
-  commandIndex(toolId: string): CommandIndex;
-  pathIndex(toolId: string): PathIndex;
+  commandIndex(toolId: string): FirstKeyIndex;
+  pathIndex(toolId: string): FirstKeyIndex;
 }
 
 /** Tests compare the indexed engine with the plain ordered scan of every candidate. */
@@ -78,8 +77,8 @@ export function judgeCall(prepared: PreparedCall, context: JudgeContext, warning
 
 /**
  * The rules of a layer that can decide this view, in file order: for one simple command that can
- * be seen into, only those its first word does not rule out (commandIndex.ts); for a call with no
- * command and one path, those its first segment does not rule out (pathIndex.ts); else every candidate.
+ * be seen into, only those its first word does not rule out (firstKeyIndex.ts); for a call with no
+ * command and one path, those its first segment does not rule out (firstKeyIndex.ts); else every candidate.
  * Explain uses the same lists (what a decision worked out, and so its warnings, must not differ),
  * so its trace leaves out the rules a command's first word rules out.
  */
@@ -92,13 +91,13 @@ function rulesFor(layer: JudgedLayer, toolId: string, view: CallView): readonly 
     if (!index.useful) return layer.candidates(toolId);
     const paths = view.paths;
     if (paths.opaque || paths.paths.length !== 1) return layer.candidates(toolId);
-    return index.forFirstSegment(firstSegment(paths.paths[0]!.relative));
+    return index.forKey(firstSegment(paths.paths[0]!.relative));
   }
   if (!command.parsed || command.commands.length !== 1) return layer.candidates(toolId);
   const only = command.commands[0]!;
   // A program name worked out at run time is taken by every tightening command rule.
   if (only.dynamic === true) return layer.candidates(toolId);
-  return layer.commandIndex(toolId).forFirstWord(only.words[0] ?? '');
+  return layer.commandIndex(toolId).forKey(only.words[0] ?? '');
 }
 
 function judgeView(view: CallView, context: JudgeContext, trace: TraceEntry[] | undefined, part: { label: string; index: number } | undefined, tightenOnly = false): Judgement {

@@ -2,8 +2,7 @@
 // matching rule wins. This is the engine's main entry point for the CLI, runtime and extension.
 import { findNodeAtLocation } from 'jsonc-parser';
 import type { ToolCall } from './call.js';
-import { CommandIndex } from './commandIndex.js';
-import { PathIndex } from './pathIndex.js';
+import { commandKeys, FirstKeyIndex, pathKeys } from './firstKeyIndex.js';
 import { compileRules, type CompiledRule, type LayerName } from './compile.js';
 import type { DecideOptions, Explanation, PolicyDecision, TraceEntry } from './decision.js';
 import { judgeCall, sandboxAvailability, type JudgeContext, type JudgedLayer } from './judgement.js';
@@ -16,8 +15,7 @@ import { hintNames, PolicyFileSchema, type Decision, type PolicyFile, type Sandb
 
 export const LAYER_ORDER: readonly LayerName[] = ['managed', 'workspace', 'user'];
 
-const EMPTY_COMMAND_INDEX = new CommandIndex([]);
-const EMPTY_PATH_INDEX = new PathIndex([]);
+const EMPTY_INDEX = new FirstKeyIndex([], () => undefined);
 
 const KNOWN_KEYS: ReadonlyMap<string, readonly string[]> = new Map<string, readonly string[]>([
   ['', ['$schema', 'version', 'default', 'sandbox', 'rules', 'tests']],
@@ -75,12 +73,12 @@ export class PolicyLayer {
   }
 
   /** Those candidates indexed by the literal first word of their command patterns. */
-  commandIndex(toolId: string): CommandIndex {
+  commandIndex(toolId: string): FirstKeyIndex {
     return this.index.commandIndex(toolId);
   }
 
   /** Those candidates indexed by the literal first segment of their path globs. */
-  pathIndex(toolId: string): PathIndex {
+  pathIndex(toolId: string): FirstKeyIndex {
     return this.index.pathIndex(toolId);
   }
 }
@@ -96,8 +94,8 @@ export function loadPolicyText(text: string, file: string, layer: LayerName = 'w
 class ToolIndex {
   private readonly byPrefix = new Map<string, number[]>();
   private readonly memo = new Map<string, readonly CompiledRule[]>();
-  private readonly commandMemo = new Map<string, CommandIndex>();
-  private readonly pathMemo = new Map<string, PathIndex>();
+  private readonly commandMemo = new Map<string, FirstKeyIndex>();
+  private readonly pathMemo = new Map<string, FirstKeyIndex>();
   private static readonly MEMO_LIMIT = 4096;
 
   constructor(private readonly rules: readonly CompiledRule[]) {
@@ -125,21 +123,20 @@ class ToolIndex {
     return result;
   }
 
-  commandIndex(toolId: string): CommandIndex {
-    let index = this.commandMemo.get(toolId);
-    if (index) return index;
-    index = new CommandIndex(this.candidates(toolId));
-    if (this.commandMemo.size >= ToolIndex.MEMO_LIMIT) this.commandMemo.clear();
-    this.commandMemo.set(toolId, index);
-    return index;
+  commandIndex(toolId: string): FirstKeyIndex {
+    return this.indexOf(this.commandMemo, toolId, commandKeys);
   }
 
-  pathIndex(toolId: string): PathIndex {
-    let index = this.pathMemo.get(toolId);
+  pathIndex(toolId: string): FirstKeyIndex {
+    return this.indexOf(this.pathMemo, toolId, pathKeys);
+  }
+
+  private indexOf(memo: Map<string, FirstKeyIndex>, toolId: string, keysOf: (rule: CompiledRule) => ReadonlySet<string> | undefined): FirstKeyIndex {
+    let index = memo.get(toolId);
     if (index) return index;
-    index = new PathIndex(this.candidates(toolId));
-    if (this.pathMemo.size >= ToolIndex.MEMO_LIMIT) this.pathMemo.clear();
-    this.pathMemo.set(toolId, index);
+    index = new FirstKeyIndex(this.candidates(toolId), keysOf);
+    if (memo.size >= ToolIndex.MEMO_LIMIT) memo.clear();
+    memo.set(toolId, index);
     return index;
   }
 }
@@ -176,7 +173,7 @@ export class Policy {
     });
     this.judgedLayers = this.states.map(({ name, state }): JudgedLayer =>
       state.kind === 'broken'
-        ? { name, broken: state.current.file, candidates: () => [], commandIndex: () => EMPTY_COMMAND_INDEX, pathIndex: () => EMPTY_PATH_INDEX }
+        ? { name, broken: state.current.file, candidates: () => [], commandIndex: () => EMPTY_INDEX, pathIndex: () => EMPTY_INDEX }
         : {
             name,
             candidates: (toolId) => state.layer.candidates(toolId),
