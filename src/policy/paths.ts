@@ -30,29 +30,30 @@ export interface PathResolverOptions {
 /** Resolves paths against one workspace folder; the folder's own real path is computed once. */
 export class PathResolver {
   readonly workspace: string;
+  /** The folder as named, before its symbolic links were resolved. */
+  private readonly named: string;
   private readonly followSymlinks: boolean;
 
   constructor(workspaceFolder: string, options: PathResolverOptions = {}) {
     this.followSymlinks = options.followSymlinks ?? true;
-    const normal = path.resolve(workspaceFolder);
-    this.workspace = this.followSymlinks ? realpathOfExistingPrefix(normal) : normal;
+    this.named = path.resolve(workspaceFolder);
+    this.workspace = this.followSymlinks ? realpathOfExistingPrefix(this.named) : this.named;
   }
 
   resolve(value: string): ResolvedPath {
-    let raw = value;
-    if (raw.startsWith('file:')) {
-      try {
-        raw = fileURLToPath(raw);
-      } catch {
-        // Not a valid file URI: treat the text as a relative path, which keeps it inside the folder's rules.
-      }
-    }
-    const normal = path.resolve(this.workspace, raw);
+    const normal = path.resolve(this.workspace, fromFileUri(value));
     const absolute = this.followSymlinks ? realpathOfExistingPrefix(normal) : normal;
-    const rel = path.relative(this.workspace, absolute);
-    // `..` as a whole first segment, not a name such as `..cache` that merely starts with it.
-    const inside = rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
-    return { absolute, relative: inside ? rel.split(path.sep).join('/') : null };
+    const rel = relativeInside(this.workspace, absolute);
+    return { absolute, relative: rel === null ? null : rel.split(path.sep).join('/') };
+  }
+
+  /**
+   * Whether a path value names a place outside the folder as written, without touching the
+   * file system (so a warning never depends on which rules made the engine resolve it).
+   */
+  outsideAsWritten(value: string): boolean {
+    const normal = path.resolve(this.workspace, fromFileUri(value));
+    return relativeInside(this.workspace, normal) === null && relativeInside(this.named, normal) === null;
   }
 
   /** The paths named by a call's input: the tool's declared path arguments, else the conventional fields. */
@@ -60,6 +61,23 @@ export class PathResolver {
     const raw = pathValues(input, declared);
     return { paths: raw.values.map((v) => this.resolve(v)), opaque: raw.opaque };
   }
+}
+
+function fromFileUri(value: string): string {
+  if (!value.startsWith('file:')) return value;
+  try {
+    return fileURLToPath(value);
+  } catch {
+    return value; // not a valid file URI: the text as a relative path, which keeps it inside the folder's rules
+  }
+}
+
+/** The path of `target` relative to `folder`, or null when it is outside. */
+function relativeInside(folder: string, target: string): string | null {
+  const rel = path.relative(folder, target);
+  // `..` as a whole first segment, not a name such as `..cache` that merely starts with it.
+  const inside = rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+  return inside ? rel : null;
 }
 
 /** A call's path arguments as given, not yet resolved; `opaque` when one is not a string. */

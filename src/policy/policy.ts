@@ -248,10 +248,15 @@ export class Policy {
   }
 }
 
-/** Warnings about what was worked out for the call anyway; nothing is computed just to warn. */
+/**
+ * Warnings about the call itself, from what every judgement works out anyway (its path values
+ * and command) and never from what only some rules make the engine compute: rules after the
+ * deciding one must not change a decision, its warnings included. So a path is named outside
+ * the folder as written; where a symbolic link really takes it shows in the parts and the trace.
+ */
 function addCallWarnings(warnings: string[], call: PreparedCall): void {
-  const p = call.peek();
-  for (const path of p.paths) if (path.relative === null) warnings.push(`path ${path.absolute} is outside the workspace folder`);
-  if (p.pathsOpaque) warnings.push('a path argument is not a string');
-  if (p.command && p.command.present && !p.command.parsed) warnings.push('the command could not be parsed as shell');
+  for (const value of call.pathsOutsideAsWritten()) warnings.push(`path ${value} is outside the workspace folder`);
+  if (call.pathValues.opaque) warnings.push('a path argument is not a string');
+  const command = call.command;
+  if (command.present && !command.parsed) warnings.push('the command could not be parsed as shell');
 }

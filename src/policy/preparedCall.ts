@@ -78,13 +78,9 @@ export class PreparedCall implements CallView {
     return (this.pathsCache = { paths: values.values.map((_, i) => this.resolvedPath(i)), opaque: values.opaque });
   }
 
-  /** What was already worked out, without working anything out. */
-  peek(): { paths: ResolvedPath[]; pathsOpaque: boolean; command: CommandView | undefined } {
-    return {
-      paths: this.resolved.filter((p): p is ResolvedPath => p !== undefined),
-      pathsOpaque: this.valuesCache?.opaque ?? false,
-      command: this.commandCache,
-    };
+  /** The path values that name a place outside the workspace folder as written (no file system access). */
+  pathsOutsideAsWritten(): string[] {
+    return this.pathValues.values.filter((value) => this.resolver.outsideAsWritten(value));
   }
 
   /** present: the call has a command; parsed: it split cleanly (else only tightening rules can match). */

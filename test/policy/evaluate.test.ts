@@ -780,6 +780,21 @@ describe('policy evaluation', () => {
       assert.deepEqual(d.warnings, []);
     });
 
+    it('warns of a path outside the folder as written, whatever rules the engine had to resolve it for', () => {
+      const read = (input: unknown): ToolCall => call('builtin.read_file', input, { pathArgs: ['path'] });
+      const toolOnly = policy([{ id: 't', tools: ['builtin.read_file'], decision: 'allow' }]);
+      const withPaths = policy([{ id: 't', tools: ['builtin.read_file'], decision: 'allow' }, { id: 'p', paths: ['src/**'], decision: 'allow' }]);
+      for (const p of [toolOnly, withPaths]) {
+        assert.deepEqual(decide(p, read({ path: '/etc/passwd' })).warnings, ['path /etc/passwd is outside the workspace folder']);
+        assert.deepEqual(decide(p, read({ path: '../outside/secret.txt' })).warnings, ['path ../outside/secret.txt is outside the workspace folder']);
+        assert.deepEqual(decide(p, read({ path: 'src/a.ts' })).warnings, []);
+      }
+      // The folder named through a symbolic link to it is still the folder.
+      const alias = path.join(root, 'ws-alias');
+      if (!fs.existsSync(alias)) fs.symlinkSync(ws, alias);
+      assert.deepEqual(toolOnly.decide(read({ path: path.join(alias, 'src/a.ts') }), { workspaceFolder: alias }).warnings, []);
+    });
+
     it('carries the reason of the deciding rule', () => {
       const p = policy([{ id: 'r', decision: 'ask', reason: 'sending mail needs a person' }]);
       assert.equal(decide(p, call('mcp.gmail.send')).reason, 'sending mail needs a person');
