@@ -1,6 +1,6 @@
-// The tree of open callbacks: sessions → subagents → open callbacks (approvals, sign-ins and
-// MCP servers' requests for input),
-// plus sessions a reload interrupted with what they left open.
+// The rows of the Open Callbacks view: sessions → subagents → open callbacks (approvals, sign-ins
+// and MCP servers' requests for input), plus sessions a reload interrupted with what they left
+// open. The view itself is created at activation (callbacksView.ts); this fills it.
 import * as vscode from 'vscode';
 import type { OpenCallback } from '../runtime/answers.js';
 import type { RecoveredSession } from '../runtime/auditRead.js';
@@ -14,18 +14,17 @@ export type TreeNode =
   | { kind: 'interrupted'; recovered: RecoveredSession }
   | { kind: 'lost'; recovered: RecoveredSession; index: number };
 
-export const VIEW_ID = 'agentPolicy.callbacks';
-
 export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<TreeNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
-  readonly view: vscode.TreeView<TreeNode>;
   private readonly disposables: vscode.Disposable[] = [];
   private ageTimer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(private readonly host: SessionHost) {
-    this.view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this, showCollapseAll: true });
-    this.disposables.push(this.view, this.changed, host.onDidChange(() => this.refresh()));
+  constructor(
+    private readonly host: SessionHost,
+    private readonly view: Pick<vscode.TreeView<unknown>, 'badge' | 'message'>,
+  ) {
+    this.disposables.push(this.changed, host.onDidChange(() => this.refresh()));
     this.refresh();
   }
 

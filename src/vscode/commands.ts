@@ -7,6 +7,7 @@ import { ALREADY_ANSWERED, answerCallback, answerFor, CHOICE_LABELS, type Choice
 import type { TreeNode } from './callbacksTree.js';
 import { CALLBACK_ICONS, callbackLabel, callbackSummary, describeAsker, describeRule, formatAge } from './describe.js';
 import { answerElicitation } from './elicitation.js';
+import type { CoreCommands } from './lazyCommands.js';
 import type { Log } from './log.js';
 import type { SessionDeps } from './sessionDeps.js';
 import type { PolicyService } from './policyService.js';
@@ -26,35 +27,44 @@ export interface CommandContext {
 /** A callback given as a tree node (menus), an id (notifications, tests), or nothing (ask). */
 type CallbackArg = TreeNode | string | undefined;
 
-function callbackIdOf(arg: CallbackArg): string | undefined {
-  if (typeof arg === 'string') return arg;
-  if (arg && arg.kind === 'callback') return arg.callback.id;
+function callbackIdOf(arg: unknown): string | undefined {
+  const node = arg as CallbackArg;
+  if (typeof node === 'string') return node;
+  if (node && node.kind === 'callback') return node.callback.id;
   return undefined;
 }
 
-export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
+/** A session given as a tree node (menus), an id (tree rows, notifications), or nothing (ask). */
+function sessionIdOf(arg: unknown): string | undefined {
+  const node = arg as TreeNode | string | undefined;
+  return typeof node === 'string' ? node : node && node.kind === 'session' ? node.hosted.id : undefined;
+}
+
+type SessionCommandName = 'startSession' | 'answerPending' | 'signIn' | 'respond' | 'showTranscript' | 'cancelSession' | 'allow' | 'allowForSession' | 'deny' | 'dismissInterrupted';
+
+/** The session commands' handlers; lazyCommands.ts registers them by their ids. */
+export function sessionCommands(ctx: CommandContext): Pick<CoreCommands, SessionCommandName> {
   const { host, log } = ctx;
-  const answerFromTree = (choice: Choice) => async (arg: CallbackArg) => {
+  const answerFromTree = (choice: Choice) => async (arg?: unknown) => {
     const id = callbackIdOf(arg);
     if (id === undefined) return vscode.commands.executeCommand('agentPolicy.answerPending');
     await answerCallback(host, log, id, answerFor(choice));
   };
-  return [
-    vscode.commands.registerCommand('agentPolicy.startSession', () => startSession(ctx)),
-    vscode.commands.registerCommand('agentPolicy.answerPending', () => answerPending(ctx)),
-    vscode.commands.registerCommand('agentPolicy.signIn', (arg: CallbackArg) => signIn(ctx, callbackIdOf(arg))),
-    vscode.commands.registerCommand('agentPolicy.respond', (arg: CallbackArg) => respond(ctx, callbackIdOf(arg))),
-    vscode.commands.registerCommand('agentPolicy.showTranscript', (arg?: string | TreeNode) => showTranscript(ctx, typeof arg === 'string' ? arg : arg && arg.kind === 'session' ? arg.hosted.id : undefined)),
-    vscode.commands.registerCommand('agentPolicy.cancelSession', (arg?: string | TreeNode) => cancelSession(ctx, typeof arg === 'string' ? arg : arg && arg.kind === 'session' ? arg.hosted.id : undefined)),
-    vscode.commands.registerCommand('agentPolicy.focusCallbacks', () => vscode.commands.executeCommand('agentPolicy.callbacks.focus')),
-    vscode.commands.registerCommand('agentPolicy.showLog', () => log.channel.show()),
-    vscode.commands.registerCommand('agentPolicy.allow', answerFromTree('allow')),
-    vscode.commands.registerCommand('agentPolicy.allowForSession', answerFromTree('allow-session')),
-    vscode.commands.registerCommand('agentPolicy.deny', answerFromTree('deny')),
-    vscode.commands.registerCommand('agentPolicy.dismissInterrupted', (arg?: TreeNode) => {
-      if (arg?.kind === 'interrupted') host.dismissInterrupted(arg.recovered.session);
-    }),
-  ];
+  return {
+    startSession: () => startSession(ctx),
+    answerPending: () => answerPending(ctx),
+    signIn: (arg) => signIn(ctx, callbackIdOf(arg)),
+    respond: (arg) => respond(ctx, callbackIdOf(arg)),
+    showTranscript: (arg) => showTranscript(ctx, sessionIdOf(arg)),
+    cancelSession: (arg) => cancelSession(ctx, sessionIdOf(arg)),
+    allow: answerFromTree('allow'),
+    allowForSession: answerFromTree('allow-session'),
+    deny: answerFromTree('deny'),
+    dismissInterrupted: (arg) => {
+      const node = arg as TreeNode | undefined;
+      if (node?.kind === 'interrupted') host.dismissInterrupted(node.recovered.session);
+    },
+  };
 }
 
 async function startSession(ctx: CommandContext): Promise<void> {

@@ -12,6 +12,7 @@ import type { SessionHost } from '../runtime/sessionHost.js';
 import { describeDecision } from '../policy/inlineTests.js';
 import { describeChange } from '../policy/loosening.js';
 import { explainSandbox } from './describe.js';
+import type { CoreCommands } from './lazyCommands.js';
 import { allowAndAddRule } from './policyEditing.js';
 import type { PolicyService } from './policyService.js';
 import { WORKSPACE_POLICY_FILE } from './policyService.js';
@@ -201,7 +202,13 @@ async function approvalFrom(host: SessionHost, arg: unknown): Promise<OpenCallba
   return picked?.callback;
 }
 
-export function registerPolicyCommands(ctx: PolicyCommandContext): vscode.Disposable[] {
+type PolicyCommandName = 'openPolicy' | 'explain' | 'allowAndAddRule' | 'acceptPolicyChange' | 'showPolicyChange';
+
+/**
+ * The policy commands' handlers (lazyCommands.ts registers them by their ids); also raises the
+ * notification for an outside change held for a person, which offers two of them.
+ */
+export function policyCommands(ctx: PolicyCommandContext): Pick<CoreCommands, PolicyCommandName> {
   const { policy } = ctx;
   const showChange = async (): Promise<void> => {
     const held = policy.heldChange();
@@ -230,14 +237,14 @@ export function registerPolicyCommands(ctx: PolicyCommandContext): vscode.Dispos
         else if (picked === 'Show Changes') void showChange();
       });
   });
-  return [
-    vscode.commands.registerCommand('agentPolicy.openPolicy', () => openWorkspacePolicy(policy, ctx.extensionPath)),
-    vscode.commands.registerCommand('agentPolicy.explain', async (arg?: unknown) => {
+  return {
+    openPolicy: () => openWorkspacePolicy(policy, ctx.extensionPath),
+    explain: async (arg?: unknown) => {
       await ctx.ready();
       const from = arg === undefined ? undefined : await approvalFrom(ctx.host, arg);
       await explainCall(policy, ctx.explanations, from);
-    }),
-    vscode.commands.registerCommand('agentPolicy.allowAndAddRule', async (arg?: unknown) => {
+    },
+    allowAndAddRule: async (arg?: unknown) => {
       await ctx.ready();
       const callback = await approvalFrom(ctx.host, arg);
       if (!callback || callback.type !== 'approval') {
@@ -245,8 +252,8 @@ export function registerPolicyCommands(ctx: PolicyCommandContext): vscode.Dispos
         return;
       }
       await allowAndAddRule(ctx.host, policy, ctx.log, callback);
-    }),
-    vscode.commands.registerCommand('agentPolicy.acceptPolicyChange', () => policy.accept()),
-    vscode.commands.registerCommand('agentPolicy.showPolicyChange', showChange),
-  ];
+    },
+    acceptPolicyChange: () => policy.accept(),
+    showPolicyChange: showChange,
+  };
 }

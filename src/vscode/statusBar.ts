@@ -1,29 +1,35 @@
 // A status bar item with the number of open callbacks; it opens the tree. Its tooltip also says
-// whether commands run sandboxed here, and why not (probed once, off the activation path).
+// whether commands run sandboxed here, and why not. Shown at activation with none open (a window
+// starts with none: what a reload interrupted can no longer be answered); the core keeps it current.
 import * as vscode from 'vscode';
-import { describeSandbox, sandboxAvailabilityLater } from '../runtime/sandboxProbe.js';
-import type { SessionHost } from '../runtime/sessionHost.js';
 
 export class StatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
-  private readonly subscription: { dispose(): void };
+  private open = 0;
   private sandbox = 'Sandbox: checking whether commands can run sandboxed here…';
 
-  constructor(private readonly host: SessionHost) {
+  constructor() {
     this.item = vscode.window.createStatusBarItem('agentPolicy.status', vscode.StatusBarAlignment.Left, 100);
     this.item.name = 'Agent Policy';
     this.item.command = 'agentPolicy.focusCallbacks';
-    this.subscription = host.onDidChange(() => this.update());
     this.update();
     this.item.show();
-    void sandboxAvailabilityLater().then((a) => {
-      this.sandbox = describeSandbox(a);
-      this.update();
-    });
   }
 
-  update(): void {
-    const open = this.host.openCallbacks().length;
+  /** How many callbacks are open now. */
+  setOpen(open: number): void {
+    this.open = open;
+    this.update();
+  }
+
+  /** Whether commands run sandboxed here (describeSandbox's sentence). */
+  setSandbox(sentence: string): void {
+    this.sandbox = sentence;
+    this.update();
+  }
+
+  private update(): void {
+    const open = this.open;
     this.item.text = `$(shield) ${open}`;
     const label = `Agent Policy: ${open} open callback${open === 1 ? '' : 's'}`;
     this.item.tooltip = `${label}\n${this.sandbox}`;
@@ -32,7 +38,6 @@ export class StatusBar implements vscode.Disposable {
   }
 
   dispose(): void {
-    this.subscription.dispose();
     this.item.dispose();
   }
 }

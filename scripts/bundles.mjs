@@ -1,0 +1,61 @@
+// The bundles esbuild.mjs builds, and their options: one CommonJS file per entry in dist/, vscode
+// external. test/vscode/extensionBundle.test.ts builds the extension's two bundles with the same
+// options to read what each holds.
+import path from 'node:path';
+
+export const outdir = 'dist';
+
+// web-tree-sitter is ESM and reads import.meta.url; in a CommonJS bundle it is this file.
+const importMetaUrl = "var __importMetaUrl = require('url').pathToFileURL(__filename).href;";
+
+/**
+ * The extension's small entry loads its core at run time from the second bundle beside it
+ * (`import('./core.js')` becomes `require('./extensionCore.js')`), never inlines it.
+ */
+const coreBesideEntry = {
+  name: 'core-beside-entry',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/core\.js$/ }, (args) =>
+      args.importer.endsWith(path.join('src', 'vscode', 'extension.ts')) ? { path: './extensionCore.js', external: true } : undefined,
+    );
+  },
+};
+
+export const entries = [
+  // The extension notes when its bundle starts to run, so activation time includes loading it.
+  // Its last line notes when evaluation ended: activation = evaluation + activate(), as VS Code counts it.
+  // It needs no import.meta.url: nothing in it reads files. Its dynamic import of the core becomes
+  // a plain require (VS Code's extension host hooks require; an ESM import would be loaded apart).
+  {
+    in: 'src/vscode/extension.ts', out: 'extension', importMeta: false, plugins: [coreBesideEntry], supported: { 'dynamic-import': false },
+    banner: 'var __agentPolicyLoadStart = performance.now();', footer: 'var __agentPolicyLoadEnd = performance.now();',
+  },
+  { in: 'src/vscode/core.ts', out: 'extensionCore' },
+  { in: 'src/cli/main.ts', out: 'cli', banner: '#!/usr/bin/env node' },
+  { in: 'src/entries/policy.ts', out: 'policy' },
+  { in: 'src/entries/runtime.ts', out: 'runtime' },
+];
+
+/** esbuild's options for one entry of `entries`. */
+export function bundleOptions(entry, { production = false } = {}) {
+  const banner = [entry.banner, entry.importMeta === false ? undefined : importMetaUrl].filter(Boolean).join('\n');
+  return {
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['vscode'],
+    // jsonc-parser's UMD build hides its requires from bundlers; its ESM build bundles cleanly.
+    mainFields: ['module', 'main'],
+    sourcemap: production ? false : 'linked',
+    minify: production,
+    logLevel: 'warning',
+    outdir,
+    define: { 'import.meta.url': '__importMetaUrl' },
+    entryPoints: [{ in: entry.in, out: entry.out }],
+    ...(banner ? { banner: { js: banner } } : {}),
+    ...(entry.footer ? { footer: { js: entry.footer } } : {}),
+    ...(entry.plugins ? { plugins: entry.plugins } : {}),
+    ...(entry.supported ? { supported: entry.supported } : {}),
+  };
+}

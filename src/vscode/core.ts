@@ -1,0 +1,118 @@
+// The extension's core, bundled on its own as dist/extensionCore.js: the policy engine, the agent
+// runtime and every part of the extension that needs them. extension.ts loads it right after
+// activate() returns and hands it what activation created (the log, the status bar item, the
+// Open Callbacks view); the commands registered there run the handlers startCore returns.
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { initShellParser } from '../policy/shellParser.js';
+import { FileAuditLog } from '../runtime/audit.js';
+import { describeSandbox, sandboxAvailabilityLater } from '../runtime/sandboxProbe.js';
+import { SessionHost } from '../runtime/sessionHost.js';
+import { MCP_CONSENT_KEY } from './apiKeys.js';
+import { CallbacksTree } from './callbacksTree.js';
+import type { CallbacksView } from './callbacksView.js';
+import { sessionCommands } from './commands.js';
+import type { CoreCommands } from './lazyCommands.js';
+import type { Log } from './log.js';
+import { Notifications } from './notifications.js';
+import { EXPLAIN_SCHEME, Explanations, policyCommands, RuleCounts } from './policyCommands.js';
+import { PolicyDiagnostics } from './policyDiagnostics.js';
+import { PolicyQuickFixes } from './policyEditing.js';
+import { PolicyService } from './policyService.js';
+import { PolicyStatus } from './policyStatus.js';
+import type { SessionDeps } from './sessionDeps.js';
+import type { StatusBar } from './statusBar.js';
+import { Transcripts } from './transcripts.js';
+
+/** The policy files the editor features apply to (the managed and user files get diagnostics by name). */
+const POLICY_SELECTOR: vscode.DocumentSelector = [{ scheme: 'file', pattern: '**/*.agentpolicy.jsonc' }, { scheme: 'file', pattern: '**/.agentpolicy.jsonc' }];
+
+export interface AgentPolicyApi {
+  /** The runtime, for other extensions: the same classes the `agent-policy/runtime` module exports. */
+  runtime: typeof import('../entries/runtime.js');
+  /** The sessions this window runs. */
+  host: SessionHost;
+}
+
+/** What activation created, for the core to keep current. */
+export interface Shell {
+  context: vscode.ExtensionContext;
+  log: Log;
+  status: StatusBar;
+  callbacks: CallbacksView;
+  workspaceFolder: string;
+}
+
+export interface Core {
+  commands: CoreCommands;
+  host: SessionHost;
+  /** What activate() returns to other extensions (it loads the runtime's public entry). */
+  api(): Promise<AgentPolicyApi>;
+}
+
+/** Loads the policy layers and the audit journal, and wires the engine and the runtime to the editor. */
+export function startCore(shell: Shell): Core {
+  const { context, log, status, callbacks, workspaceFolder } = shell;
+  const policy = new PolicyService(workspaceFolder, log, context.workspaceState);
+  // The audit log lives in the workspace's storage; it is also the journal a reload reads.
+  const storage = context.storageUri?.fsPath ?? context.globalStorageUri.fsPath;
+  const auditFile = path.join(storage, 'audit.jsonl');
+  const audit = new FileAuditLog(auditFile);
+  const host = new SessionHost({ audit: { sink: audit, file: auditFile } });
+  const tree = new CallbacksTree(host, callbacks.view);
+  callbacks.fill(tree);
+  const updateContext = (): void => {
+    const open = host.openCallbacks();
+    status.setOpen(open.length);
+    void vscode.commands.executeCommand('setContext', 'agentPolicy.openCallbacks', open.length);
+    void vscode.commands.executeCommand('setContext', 'agentPolicy.openSignIns', open.filter((o) => o.callback.type === 'sign-in').length);
+    void vscode.commands.executeCommand('setContext', 'agentPolicy.runningSessions', host.sessions().filter((s) => s.state === 'running').length);
+    void vscode.commands.executeCommand('setContext', 'agentPolicy.sessions', host.sessions().length);
+    void vscode.commands.executeCommand('setContext', 'agentPolicy.policyChangeHeld', policy.heldChange() !== undefined);
+  };
+  const explanations = new Explanations();
+  let shellReady: Promise<void> | undefined;
+  const ready = (): Promise<void> => (shellReady ??= initShellParser({ wasmDir: path.join(context.extensionPath, 'dist') }));
+  // Dynamic imports: esbuild evaluates these modules (the openai client, the MCP SDK) on first use, not when the core loads.
+  let deps: Promise<SessionDeps> | undefined;
+  const sessionDeps = (): Promise<SessionDeps> => (deps ??= import('./sessionDeps.js').then((m) => m.createSessionDeps(context, log, workspaceFolder)));
+  context.subscriptions.push(
+    policy,
+    tree,
+    new Notifications(host, log),
+    new Transcripts(host),
+    new vscode.Disposable(host.onDidChange(updateContext).dispose),
+    policy.onDidChange(updateContext),
+    { dispose: () => audit.close() },
+    new PolicyDiagnostics(policy),
+    new PolicyStatus(policy),
+    vscode.workspace.registerTextDocumentContentProvider(EXPLAIN_SCHEME, explanations),
+    vscode.languages.registerCodeLensProvider(POLICY_SELECTOR, new RuleCounts(host)),
+    vscode.languages.registerCodeActionsProvider(POLICY_SELECTOR, new PolicyQuickFixes(workspaceFolder), { providedCodeActionKinds: PolicyQuickFixes.kinds }),
+  );
+  updateContext();
+  if (host.interrupted.length > 0) {
+    log.warn(`${host.interrupted.length} session(s) were interrupted by a reload or crash; see the Open Callbacks view`);
+  }
+  // Load the shell parser in the background: it is needed at the first decision, not to start.
+  void ready().catch((error: unknown) => log.error('the shell parser could not be loaded', error));
+  // Whether commands run sandboxed here, said once (the status bar's tooltip says it too).
+  void sandboxAvailabilityLater().then((a) => {
+    status.setSandbox(describeSandbox(a));
+    if (a.available) log.info(describeSandbox(a));
+    else log.warn(describeSandbox(a));
+  });
+  const commands: CoreCommands = {
+    ...sessionCommands({ host, policy, log, workspaceFolder, ready, sessionDeps }),
+    ...policyCommands({ host, policy, log, extensionPath: context.extensionPath, explanations, ready }),
+    setApiKey: async () => (await import('./models.js')).setApiKey(context.secrets),
+    selectLanguageModel: async () => (await import('./models.js')).selectLanguageModel(),
+    forgetMcpServerApprovals: async () => {
+      const allowed = context.workspaceState.get<string[]>(MCP_CONSENT_KEY, []);
+      await context.workspaceState.update(MCP_CONSENT_KEY, undefined);
+      log.info(`forgot ${allowed.length} MCP server approval(s)`);
+      void vscode.window.showInformationMessage(`Agent Policy: forgot ${allowed.length} MCP server approval(s); each server asks again before it next starts.`);
+    },
+  };
+  return { commands, host, api: async () => ({ runtime: await import('../entries/runtime.js'), host }) };
+}

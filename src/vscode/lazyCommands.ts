@@ -1,0 +1,41 @@
+// Every contributed command, registered at activation, before the core (dist/extensionCore.js)
+// is loaded: each waits for the core and then runs there. Showing the log and the view need no core.
+import * as vscode from 'vscode';
+import { VIEW_ID } from './callbacksView.js';
+import type { Log } from './log.js';
+
+/** The commands the core runs, by the name its handler has there. */
+export type CoreCommandName =
+  | 'startSession' | 'answerPending' | 'signIn' | 'respond' | 'showTranscript' | 'cancelSession'
+  | 'allow' | 'allowForSession' | 'deny' | 'dismissInterrupted'
+  | 'openPolicy' | 'explain' | 'allowAndAddRule' | 'acceptPolicyChange' | 'showPolicyChange'
+  | 'setApiKey' | 'selectLanguageModel' | 'forgetMcpServerApprovals';
+
+/** A handler takes the arguments as VS Code passes them: a tree node, a callback or session id, or nothing. */
+export type CoreCommands = Record<CoreCommandName, (...args: unknown[]) => unknown>;
+
+export function registerCommands(log: Log, core: () => Promise<CoreCommands>): vscode.Disposable[] {
+  const later = (name: CoreCommandName) => async (...args: unknown[]): Promise<unknown> => (await core())[name](...args);
+  return [
+    vscode.commands.registerCommand('agentPolicy.startSession', later('startSession')),
+    vscode.commands.registerCommand('agentPolicy.answerPending', later('answerPending')),
+    vscode.commands.registerCommand('agentPolicy.signIn', later('signIn')),
+    vscode.commands.registerCommand('agentPolicy.respond', later('respond')),
+    vscode.commands.registerCommand('agentPolicy.showTranscript', later('showTranscript')),
+    vscode.commands.registerCommand('agentPolicy.cancelSession', later('cancelSession')),
+    vscode.commands.registerCommand('agentPolicy.allow', later('allow')),
+    vscode.commands.registerCommand('agentPolicy.allowForSession', later('allowForSession')),
+    vscode.commands.registerCommand('agentPolicy.deny', later('deny')),
+    vscode.commands.registerCommand('agentPolicy.dismissInterrupted', later('dismissInterrupted')),
+    vscode.commands.registerCommand('agentPolicy.openPolicy', later('openPolicy')),
+    vscode.commands.registerCommand('agentPolicy.explain', later('explain')),
+    vscode.commands.registerCommand('agentPolicy.allowAndAddRule', later('allowAndAddRule')),
+    vscode.commands.registerCommand('agentPolicy.acceptPolicyChange', later('acceptPolicyChange')),
+    vscode.commands.registerCommand('agentPolicy.showPolicyChange', later('showPolicyChange')),
+    vscode.commands.registerCommand('agentPolicy.setApiKey', later('setApiKey')),
+    vscode.commands.registerCommand('agentPolicy.selectLanguageModel', later('selectLanguageModel')),
+    vscode.commands.registerCommand('agentPolicy.forgetMcpServerApprovals', later('forgetMcpServerApprovals')),
+    vscode.commands.registerCommand('agentPolicy.focusCallbacks', () => vscode.commands.executeCommand(`${VIEW_ID}.focus`)),
+    vscode.commands.registerCommand('agentPolicy.showLog', () => log.channel.show()),
+  ];
+}
