@@ -56,8 +56,9 @@ export function firstSegment(relative: string | null): string {
 }
 
 /**
- * The literal first segments of a rule's positive path globs; undefined for an absolute glob or a
- * first segment that is a pattern or `.`/`..` (which glob libraries may read specially).
+ * The literal first segments of a rule's positive path globs; undefined for an absolute glob, a
+ * first segment that is a pattern, or a glob with a `.`, `..` or empty segment anywhere
+ * (minimatch folds `src/../secrets/**` into `secrets/**`: its first segment is not `src`).
  */
 export function pathKeys(rule: CompiledRule): ReadonlySet<string> | undefined {
   const source = rule.paths?.source;
@@ -66,10 +67,9 @@ export function pathKeys(rule: CompiledRule): ReadonlySet<string> | undefined {
   for (const glob of source) {
     if (glob.startsWith('!')) continue;
     if (glob.startsWith('/')) return undefined;
-    const slash = glob.indexOf('/');
-    const first = slash === -1 ? glob : glob.slice(0, slash);
-    if (first === '' || first === '.' || first === '..' || !isLiteral(first)) return undefined;
-    segments.add(first);
+    const all = glob.split('/');
+    if (all.some((s) => s === '' || s === '.' || s === '..') || !isLiteral(all[0]!)) return undefined;
+    segments.add(all[0]!);
   }
   return segments.size > 0 ? segments : undefined;
 }

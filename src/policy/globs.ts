@@ -3,8 +3,9 @@
 //  - name globs (tool ids, agent names, command words, input strings): one opaque string in
 //    which `*` matches any run of characters, dots and slashes included.
 import { Minimatch, type MinimatchOptions } from 'minimatch';
+import { isNormalPath, normalSegments, simplePathGlob } from './simplePathGlob.js';
 
-const options: MinimatchOptions = {
+export const MINIMATCH_OPTIONS: MinimatchOptions = {
   dot: true, // `secrets/**` must cover `secrets/.key`
   nocomment: true,
   nonegate: true, // `!` is handled here, uniformly for every glob list
@@ -31,15 +32,33 @@ function compile(pattern: string, segment: boolean): GlobTest {
   // a policy) but giving exactly its answer: a literal is a string comparison, and a name glob
   // whose only magic is `*` is a match of its literal pieces in order.
   if (pattern.length <= MAX_FAST_PATTERN) {
-    if (!MAGIC.test(pattern)) return (value) => value === pattern;
+    if (!MAGIC.test(pattern)) {
+      if (segment) return (value) => value === pattern;
+      // A path literal in normal form matches itself; minimatch also reads `a/` as `a`, and folds `a/../b`.
+      if (isNormalPath(pattern)) {
+        let mm: Minimatch | undefined;
+        return (value) => value === pattern || (!isNormalPath(value) && (mm ??= new Minimatch(pattern, MINIMATCH_OPTIONS)).match(value));
+      }
+    }
     if (segment && STAR_ONLY.test(pattern)) return starGlob(pattern);
+    if (!segment) {
+      const simple = simplePathGlob(pattern);
+      if (simple) {
+        // Paths not in normal form (never from the resolver) get minimatch's own answer, built once if ever.
+        let mm: Minimatch | undefined;
+        return (value) => {
+          const segments = normalSegments(value);
+          return segments ? simple(segments) : (mm ??= new Minimatch(pattern, MINIMATCH_OPTIONS)).match(value);
+        };
+      }
+    }
   }
   const source = segment ? asSegment(pattern) : pattern;
   const braces = braceProblem(source);
   if (braces !== undefined) throw new GlobError(`glob ${JSON.stringify(pattern)} ${braces}`);
   let mm: Minimatch;
   try {
-    mm = new Minimatch(source, options);
+    mm = new Minimatch(source, MINIMATCH_OPTIONS);
   } catch (error) {
     throw new GlobError(`glob ${JSON.stringify(pattern)} does not compile: ${(error as Error).message}`);
   }

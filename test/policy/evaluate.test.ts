@@ -393,6 +393,12 @@ describe('policy evaluation', () => {
       assert.equal(by(p, read({ path: 'src/new/file.ts' })), 'src:allow');
     });
 
+    it('a glob with `..` in it means what minimatch folds it to, indexed or not', () => {
+      const p = policy([{ id: 'x', paths: ['src/../secrets/**'], decision: 'deny' }, { id: 'src', paths: ['src/**', 'secrets/**'], decision: 'allow' }]);
+      assert.equal(by(p, read({ path: 'secrets/db.txt' })), 'x:deny');
+      assert.equal(by(p, read({ path: 'src/a.ts' })), 'src:allow');
+    });
+
     it('`..` is normalised away before matching', () => {
       const p = policy([{ id: 'secrets', paths: ['secrets/**'], decision: 'deny' }, { id: 'src', paths: ['src/**'], decision: 'allow' }]);
       assert.equal(by(p, read({ path: 'src/../secrets/db.txt' })), 'secrets:deny');
