@@ -40,7 +40,7 @@ function compile(pattern: string, segment: boolean): GlobTest {
         return (value) => value === pattern || (!isNormalPath(value) && (mm ??= new Minimatch(pattern, MINIMATCH_OPTIONS)).match(value));
       }
     }
-    if (segment && STAR_ONLY.test(pattern)) return starGlob(pattern);
+    if (segment && STAR_ONLY.test(pattern)) return pattern.includes('*') ? starGlob(pattern) : (value) => value === pattern;
     if (!segment) {
       const simple = simplePathGlob(pattern);
       if (simple) {
@@ -145,8 +145,11 @@ function literalFirstSegments(mm: Minimatch): string[] | undefined {
   return heads.length > 0 ? heads : undefined;
 }
 
-/** Magic characters other than `*`: a name glob without them is a run of literals and stars. */
-const STAR_ONLY = /^[^?[\]{}()!+@\\]*$/;
+/**
+ * Magic characters other than `*`: a name glob without them is a run of literals and stars.
+ * `@`, `+` and `!` are magic only before `(` (an extglob), so an e-mail glob stays fast.
+ */
+const STAR_ONLY = /^[^?[\]{}()\\]*$/;
 
 /**
  * A name glob of literals and `*`s, matched like minimatch matches it as one segment with

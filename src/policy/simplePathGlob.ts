@@ -7,8 +7,8 @@
 /** A pattern segment: literal text, `**`, or the literal pieces around a segment's `*`s. */
 type Segment = { kind: 'literal'; text: string } | { kind: 'globstar' } | { kind: 'star'; pieces: string[] };
 
-/** Characters with a meaning to minimatch other than `*` and `/`. */
-const OTHER_MAGIC = /[?[\]{}()!+@\\]/;
+/** Characters with a meaning to minimatch other than `*` and `/` (`@`, `+`, `!` only before a `(`). */
+const OTHER_MAGIC = /[?[\]{}()\\]/;
 
 /** A segment matcher for `pattern`, or undefined when it is not one of the simple shapes. */
 export function simplePathGlob(pattern: string): ((segments: readonly string[]) => boolean) | undefined {
