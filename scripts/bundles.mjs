@@ -10,7 +10,7 @@ const importMetaUrl = "var __importMetaUrl = require('url').pathToFileURL(__file
 
 /**
  * The extension's small entry loads its core at run time from the second bundle beside it
- * (`import('./core.js')` becomes `require('./extensionCore.js')`), never inlines it.
+ * (`require('./core.js')` becomes `require('./extensionCore.js')`), never inlines it.
  */
 const coreBesideEntry = {
   name: 'core-beside-entry',
@@ -24,10 +24,9 @@ const coreBesideEntry = {
 export const entries = [
   // The extension notes when its bundle starts to run, so activation time includes loading it.
   // Its last line notes when evaluation ended: activation = evaluation + activate(), as VS Code counts it.
-  // It needs no import.meta.url: nothing in it reads files. Its dynamic import of the core becomes
-  // a plain require (VS Code's extension host hooks require; an ESM import would be loaded apart).
+  // It needs no import.meta.url: nothing in it reads files.
   {
-    in: 'src/vscode/extension.ts', out: 'extension', importMeta: false, plugins: [coreBesideEntry], supported: { 'dynamic-import': false },
+    in: 'src/vscode/extension.ts', out: 'extension', importMeta: false, plugins: [coreBesideEntry],
     banner: 'var __agentPolicyLoadStart = performance.now();', footer: 'var __agentPolicyLoadEnd = performance.now();',
   },
   { in: 'src/vscode/core.ts', out: 'extensionCore' },
@@ -56,6 +55,5 @@ export function bundleOptions(entry, { production = false } = {}) {
     ...(banner ? { banner: { js: banner } } : {}),
     ...(entry.footer ? { footer: { js: entry.footer } } : {}),
     ...(entry.plugins ? { plugins: entry.plugins } : {}),
-    ...(entry.supported ? { supported: entry.supported } : {}),
   };
 }
