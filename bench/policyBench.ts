@@ -4,6 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ToolCall } from '../src/policy/call.js';
+import { forgetCompiledGlobs } from '../src/policy/globs.js';
 import { PathResolver } from '../src/policy/paths.js';
 import { loadPolicyText, Policy, type DecideOptions } from '../src/policy/policy.js';
 import { splitCommand } from '../src/policy/shellSplit.js';
@@ -208,6 +209,7 @@ export function measureCompile(text: string, reps: number): CompileStats {
   const times: number[] = [];
   loadPolicyText(text, 'bench.agentpolicy.jsonc'); // warm the code paths once
   for (let r = 0; r < reps; r++) {
+    forgetCompiledGlobs(); // each compile as the first of its globs in the process
     gc();
     const t0 = process.hrtime.bigint();
     const layer = loadPolicyText(text, 'bench.agentpolicy.jsonc');

@@ -176,12 +176,38 @@ function starGlob(pattern: string): GlobTest {
   };
 }
 
+/**
+ * Each distinct glob is compiled once (a policy repeats `src/**` across rules, and an edited
+ * file is compiled again): a compiled glob is a pure test, safe to share. Bounded; a glob
+ * that does not compile is not remembered, so its error is raised each time.
+ */
+const compiled = new Map<string, GlobTest>();
+const COMPILED_LIMIT = 20_000;
+const COMPILED_MAX_LENGTH = 1024;
+
+function compileOnce(pattern: string, segment: boolean): GlobTest {
+  const key = (segment ? 'n' : 'p') + pattern;
+  let test = compiled.get(key);
+  if (test === undefined) {
+    test = compile(pattern, segment);
+    if (pattern.length > COMPILED_MAX_LENGTH) return test; // bounded in bytes too
+    if (compiled.size >= COMPILED_LIMIT) compiled.clear();
+    compiled.set(key, test);
+  }
+  return test;
+}
+
+/** Forgets every compiled glob: a benchmark of a first compile must not be helped by an earlier one. */
+export function forgetCompiledGlobs(): void {
+  compiled.clear();
+}
+
 export function compileNameGlob(pattern: string): GlobTest {
-  return compile(pattern, true);
+  return compileOnce(pattern, true);
 }
 
 export function compilePathGlob(pattern: string): GlobTest {
-  return compile(pattern, false);
+  return compileOnce(pattern, false);
 }
 
 /** Characters that can make a glob match more than its literal text. */

@@ -32,7 +32,7 @@ export function parseJsoncWithSchema<T>(text: string, file: string, schema: z.Zo
     const source = text.charCodeAt(0) === 0xfeff ? ` ${text.slice(1)}` : text;
     // The parser, the duplicate-key walk and getNodeValue recurse once per level: text nested
     // deeper than any policy needs is refused before them, so it is a diagnostic, not a stack overflow.
-    const tooDeep = nestingDiagnostics(source, file, what);
+    const tooDeep = maxNesting(source) > MAX_TEXT_DEPTH ? nestingDiagnostics(source, file, what) : [];
     if (tooDeep.length > 0) {
       result.diagnostics.push(...tooDeep);
       return result;
@@ -74,6 +74,41 @@ export const MAX_EQUALS_DEPTH = 256;
 /** The message for an `equals` value nested too deeply; compile.ts gives the same one for shallower excess. */
 export function equalsTooDeepMessage(pointer: string): string {
   return `the "equals" value at input ${JSON.stringify(pointer)} is nested more than ${MAX_EQUALS_DEPTH} levels deep`;
+}
+
+/**
+ * How deeply the text's brackets nest, strings and comments skipped: one pass over the
+ * characters, an upper bound of what the scanner would find (an unclosed string or comment
+ * ends the count early, and the parser reports it). Only deeper text takes the slower pass
+ * that places the diagnostic.
+ */
+export function maxNesting(text: string): number {
+  let depth = 0;
+  let max = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) max = depth;
+    } else if (c === 0x7d || c === 0x5d) {
+      if (depth > 0) depth--;
+    } else if (c === 0x22) {
+      // A string ends, as the scanner reads it, at the next quote not escaped or at a line break.
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22 || d === 0x0a || d === 0x0d) break;
+      }
+    } else if (c === 0x2f && text.charCodeAt(i + 1) === 0x2f) {
+      for (i += 2; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x0a || d === 0x0d) break;
+      }
+    } else if (c === 0x2f && text.charCodeAt(i + 1) === 0x2a) {
+      const end = text.indexOf('*/', i + 2);
+      i = end === -1 ? text.length : end + 1;
+    }
+  }
+  return max;
 }
 
 interface Frame {

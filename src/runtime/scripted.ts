@@ -240,9 +240,11 @@ function splitPath(path: string): string[] | undefined {
 /** Thrown while resolving; turned into a ModelError naming the agent and the move. */
 class TemplateError extends Error {}
 
-type Scope = ReadonlyMap<string, unknown>;
+/** The values templates can use, worked out at the first template: most moves have none. */
+type Scope = () => ReadonlyMap<string, unknown>;
 
-function resolve(path: string, scope: Scope): unknown {
+function resolve(path: string, lazyScope: Scope): unknown {
+  const scope = lazyScope();
   const segments = splitPath(path);
   if (segments === undefined) throw new TemplateError(`malformed template path "${path}"`);
   const [root, ...rest] = segments as [string, ...string[]];
@@ -398,7 +400,9 @@ export class ScriptedModel implements Model {
     if (step === undefined) {
       throw new ModelError(`the script for agent ${agent} has no move ${position + 1} (it has ${steps.length})`);
     }
-    const scope = buildScope(messages, steps);
+    // Building the scope reads the whole conversation: only a move with a template pays for it.
+    let built: Map<string, unknown> | undefined;
+    const scope: Scope = () => (built ??= buildScope(messages, steps));
     try {
       if (step.kind === 'say') return { text: substituteText(step.text, scope), toolCalls: [] };
       const toolCalls: ModelToolCall[] = step.calls.map((call, i) => ({

@@ -3,6 +3,8 @@
 // files (deep nesting, brace bombs) compile in milliseconds.
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { createScanner, SyntaxKind } from 'jsonc-parser';
+import { maxNesting } from '../../src/policy/parse.js';
 import { loadPolicyText, type PolicyLayer } from '../../src/policy/policy.js';
 
 const policy = (rules: unknown[]): string => JSON.stringify({ version: 1, rules });
@@ -60,6 +62,22 @@ describe('loading never throws (issue 11, part 8)', () => {
     // Deep inside an inline test's call input, too.
     const layer = load(`{"version":1,"rules":[],"tests":[{"call":{"tool":"t","input":${'['.repeat(20_000)}${']'.repeat(20_000)}},"expect":"ask"}]}`);
     assertDiagnostic(layer, 'syntax', /nested more than \d+ levels deep/);
+  });
+
+  it('the quick nesting count is never below the depth the parser will reach (fast-check)', () => {
+    // The parser recurses once per level: a count below it would let deep text past the guard.
+    const scannerDepth = (text: string): number => {
+      const scanner = createScanner(text, true);
+      let depth = 0;
+      let max = 0;
+      for (let t = scanner.scan(); t !== SyntaxKind.EOF; t = scanner.scan()) {
+        if (t === SyntaxKind.OpenBraceToken || t === SyntaxKind.OpenBracketToken) max = Math.max(max, ++depth);
+        else if ((t === SyntaxKind.CloseBraceToken || t === SyntaxKind.CloseBracketToken) && depth > 0) depth--;
+      }
+      return max;
+    };
+    const text = fc.array(fc.constantFrom('[', ']', '{', '}', '"', '\\', '/', '*', '\n', '\r', 'a', ' ', ':', ','), { maxLength: 40 }).map((c) => c.join(''));
+    fc.assert(fc.property(text, (t) => assert.ok(maxNesting(t) >= scannerDepth(t), `${JSON.stringify(t)}: ${maxNesting(t)} < ${scannerDepth(t)}`)), { numRuns: 20_000 });
   });
 
   it('a glob whose braces expand too far is bad-glob, and a few KB of them compile in milliseconds', () => {
