@@ -111,16 +111,6 @@ export function pathValues(input: unknown, declared: readonly string[] | undefin
  * created inside a symlinked folder is judged by where it will really land.
  */
 export function realpathOfExistingPrefix(absolute: string, depth = 0): string {
-  // Most paths an agent names exist: then the native realpath alone is the answer, one system
-  // call and no cache (a link swapped between two calls is judged by its new target).
-  try {
-    return fs.realpathSync.native(absolute);
-  } catch {
-    return realpathOfLongestPrefix(absolute, depth);
-  }
-}
-
-function realpathOfLongestPrefix(absolute: string, depth: number): string {
   let existing = absolute;
   const rest: string[] = [];
   for (;;) {
