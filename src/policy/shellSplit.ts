@@ -65,19 +65,31 @@ export function splitWithParser(source: string): SplitResult {
   }
 }
 
-// A command made only of these characters has no quoting, operators, expansions, globs,
-// comments or redirections: every shell reads it as one simple command whose words are the
-// blank-separated fields. Such commands (most allowed ones: `npm test`, `git status`) skip the
-// parser, which costs tens of microseconds.
-const PLAIN = /^[A-Za-z0-9 \t_.\/=:+,-]*$/;
+// A command made only of these characters has no quoting, expansions, globs, comments or
+// redirections: every shell reads it as simple commands whose words are the blank-separated
+// fields, joined by the list and pipe operators (`&&`, `||`, `;`, `&`, `|`, `|&`). Such commands
+// (most allowed ones: `npm test`, `git status && git diff`) skip the parser, which costs tens
+// of microseconds.
+const PLAIN = /^[A-Za-z0-9 \t_.\/=:+,;&|-]*$/;
+const OPERATOR = /&&|\|\||\|&|[;&|]/;
 const RESERVED = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'case', 'esac', 'while', 'until', 'for', 'in', 'function', 'select', 'time', 'coproc', '{', '}', '!', '[[', ']]']);
 
 /** The split of a plain command, or undefined when the parser must decide. */
 export function splitPlainCommand(source: string): SplitResult | undefined {
   if (source.length > 4096 || !PLAIN.test(source)) return undefined;
-  const words = source.split(/[ \t]+/).filter((w) => w.length > 0);
-  if (words.some((w) => RESERVED.has(w))) return undefined;
-  return { ok: true, commands: words.length === 0 ? [] : [{ words, writesToFile: false, usesProcessSubstitution: false }] };
+  const segments = OPERATOR.test(source) ? source.split(OPERATOR) : [source];
+  const commands: SimpleCommand[] = [];
+  for (const segment of segments) {
+    const words = segment.split(/[ \t]+/).filter((w) => w.length > 0);
+    // An empty command between operators (`a;;b`, `&& a`, `a &`) is the parser's to judge.
+    if (words.length === 0) {
+      if (segments.length > 1) return undefined;
+      continue;
+    }
+    if (words.some((w) => RESERVED.has(w))) return undefined;
+    commands.push({ words, writesToFile: false, usesProcessSubstitution: false });
+  }
+  return { ok: true, commands };
 }
 
 function nonEmpty(c: SimpleCommand): boolean {

@@ -59,7 +59,7 @@ function commandLines(bin: string, depth = 2): fc.Arbitrary<string> {
       .map(([assign, wrapper, p, args]) => `${assign}${wrapper}${[p, ...args].join(' ')}`);
   const listOf = (statement: fc.Arbitrary<string>): fc.Arbitrary<string> =>
     fc
-      .tuple(statement, fc.array(fc.tuple(fc.constantFrom('; ', ' && ', ' || ', ' | ', '\n', ' & '), statement), { maxLength: 1 }))
+      .tuple(statement, fc.array(fc.tuple(fc.constantFrom('; ', ' && ', ' || ', ' | ', '\n', ' & ', ' |& ', ';'), statement), { maxLength: 1 }))
       // after a here-document the newline ends the command
       .map(([first, rest]) => rest.reduce((acc, [sep, s]) => (acc.endsWith('\n') ? `${acc}${s}` : `${acc}${sep}${s}`), first));
 
