@@ -1,8 +1,8 @@
 // Figures for the README, measured in the real VS Code (not a test: nothing is asserted on time).
 // Run by `npm run bench:vscode`. Prints a table and writes test-results/e2e/performance.txt.
 //  - activation: from the bundle's first line to the end of activate(), as the extension logs it;
-//  - engine ready: from the same first line to the end of the core's start (the core bundle is
-//    loaded right after activate() returns; before the split this moment was the end of activation);
+//  - engine ready: from the same first line to the end of the core's start, right after
+//    activate() returns (before the split this moment was the end of activation);
 //  - VSIX size;
 //  - tool call → notification visible: the audit log's time for the ask (written before the
 //    notification is raised) to the moment a MutationObserver in the page sees the toast.

@@ -1,6 +1,6 @@
 // The extension's entry stays small and starts the core after activation: its bundle holds
 // neither zod, nor the policy engine, nor the runtime (esbuild's metafile says what each bundle
-// holds), and every contributed command is registered before the core is loaded; a command run
+// holds), and every contributed command is registered before the core starts; a command run
 // before the core is there waits for it, then runs the core's handler.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -37,8 +37,10 @@ async function build(out: string): Promise<Bundle> {
 interface Run {
   exports: { activate: (context: unknown) => Promise<unknown>; deactivate: () => Promise<void> };
   commands: Map<string, (...args: unknown[]) => unknown>;
-  /** Each time the core bundle was required: how many commands were registered then. */
-  coreLoads: number[];
+  /** How many times the core bundle was evaluated. */
+  coreEvaluations: number;
+  /** Each time the core was started: how many commands were registered then. */
+  coreStarts: number[];
   /** Core handlers run, by name, with their arguments. */
   ran: Array<[string, unknown[]]>;
   executed: unknown[][];
@@ -48,7 +50,7 @@ interface Run {
 }
 
 function evaluate(code: string, core: 'loads' | 'fails'): Run {
-  const run: Run = { exports: undefined as never, commands: new Map(), coreLoads: [], ran: [], executed: [], logShown: 0, errors: [], hostDisposed: 0 };
+  const run: Run = { exports: undefined as never, commands: new Map(), coreEvaluations: 0, coreStarts: [], ran: [], executed: [], logShown: 0, errors: [], hostDisposed: 0 };
   class EventEmitter {
     private listeners: Array<(e: unknown) => void> = [];
     event = (listener: (e: unknown) => void) => {
@@ -88,9 +90,9 @@ function evaluate(code: string, core: 'loads' | 'fails'): Run {
   const requireStub = (id: string): unknown => {
     if (id === 'vscode') return vscode;
     if (id === './extensionCore.js') {
-      run.coreLoads.push(run.commands.size);
+      run.coreEvaluations++;
       if (core === 'fails') throw new Error('the core bundle is missing');
-      return { startCore: () => ({ commands: handlers, host: { dispose: async () => void run.hostDisposed++ }, api: async () => 'the api' }) };
+      return { startCore: () => (run.coreStarts.push(run.commands.size), { commands: handlers, host: { dispose: async () => void run.hostDisposed++ }, api: async () => 'the api' }) };
     }
     throw new Error(`the extension's bundle requires ${id}, which it must not`);
   };
@@ -117,7 +119,7 @@ describe("the extension's small entry and its core", function () {
     assert.ok(core.inputs.includes('src/policy/policy.ts') && core.inputs.includes('src/runtime/sessionHost.ts'));
   });
 
-  it('requires nothing but vscode and, after activation, the core beside it', () => {
+  it('requires nothing but vscode and the core beside it', () => {
     const required = [...entry.code.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1]);
     assert.deepEqual([...new Set(required)].sort(), ['./extensionCore.js', 'vscode']);
   });
@@ -127,17 +129,30 @@ describe("the extension's small entry and its core", function () {
     assert.deepEqual(both, []);
   });
 
-  it('registers every contributed command before the core loads; one run early waits for it, then runs in the core', async () => {
+  it('registers every contributed command before the core starts; one run early waits for it, then runs in the core', async () => {
     const run = evaluate(entry.code, 'loads');
+    // VS Code calls activate() at once: the core is evaluated after it.
     const api = run.exports.activate(context);
-    assert.deepEqual(run.coreLoads, [], 'activate() returned before the core was loaded');
+    assert.deepEqual([run.coreEvaluations, run.coreStarts], [0, []], 'activate() returned before the core was evaluated');
     assert.deepEqual([...run.commands.keys()].sort(), manifest.contributes.commands.map((c) => c.command).sort());
     const early = run.commands.get('agentPolicy.startSession')!('from the palette');
     assert.deepEqual(run.ran, [], 'nothing runs before the core is there');
     await null; // one turn of the microtask queue: the core is loaded at once, not after a later turn
-    assert.deepEqual(run.coreLoads, [run.commands.size], 'the core was loaded once, with every command already registered');
+    assert.deepEqual([run.coreEvaluations, run.coreStarts], [1, [run.commands.size]], 'the core was loaded once, with every command already registered');
     assert.equal(await early, 'ran startSession');
     assert.deepEqual(run.ran, [['startSession', ['from the palette']]]);
+    assert.equal(await api, 'the api');
+  });
+
+  it('evaluates the core bundle while the host has yet to call activate(), and starts it only after', async () => {
+    const run = evaluate(entry.code, 'loads');
+    // VS Code reads the extension's storage before it calls activate(): the host is idle meanwhile.
+    await new Promise(setImmediate);
+    assert.deepEqual([run.coreEvaluations, run.coreStarts, run.commands.size], [1, [], 0]);
+    const api = run.exports.activate(context);
+    assert.deepEqual(run.coreStarts, [], 'activate() returned before the core was started');
+    await null;
+    assert.deepEqual([run.coreEvaluations, run.coreStarts], [1, [run.commands.size]], 'evaluated once, started after every command was registered');
     assert.equal(await api, 'the api');
   });
 
