@@ -1,75 +1,125 @@
-// A second-level index of one tool's candidate rules by a literal key each rule's matchers start
-// with: the first word of its command patterns, or the first segment of its path globs. A part
-// that is one simple command (or one path) is tested only against the rules whose keys include its
-// own, and those no key rules out (no such matcher, or one starting with a pattern). First-match
-// order is kept exactly: every list is the candidates in file order with the rules that cannot
-// match taken out.
+// A second-level index of one tool's candidate rules by the literal words their matchers start
+// with: the leading literal words of their command patterns (`npm run build *` → npm, run, build),
+// or the leading literal segments of their path globs (`src/lib/**` → src, lib). A part that is
+// one simple command (or one path) is tested only against the rules whose literal start is a
+// start of its own words, and those no literal start rules out (no such matcher, or one starting
+// with a pattern). First-match order is kept exactly: every list is the candidates in file order
+// with the rules that cannot match taken out.
 import type { CompiledRule } from './compile.js';
 import { isLiteral } from './globs.js';
 
+/** A rule's literal starts (one per pattern), or undefined when a part with any words could match it. */
+export type LiteralStarts = readonly (readonly string[])[] | undefined;
+
+interface TrieNode {
+  readonly children: Map<string, TrieNode>;
+  /** Positions (in the candidates) of the rules with a literal start ending here. */
+  readonly own: number[];
+  /** The rules a part whose words lead here can match, worked out at the first such part. */
+  reachable?: readonly CompiledRule[];
+}
+
 export class FirstKeyIndex {
-  private readonly byKey = new Map<string, readonly CompiledRule[]>();
-  /** The rules that can match a part whose key no rule names literally. */
-  private readonly anyKey: readonly CompiledRule[];
+  private readonly root: TrieNode = { children: new Map(), own: [] };
+  /** Positions of the rules that can match a part whatever its words. */
+  private readonly anyKey: number[] = [];
 
-  /** `keysOf`: a rule's literal keys, or undefined when a part of any key could match it. */
-  constructor(candidates: readonly CompiledRule[], keysOf: (rule: CompiledRule) => ReadonlySet<string> | undefined) {
-    const keys = candidates.map(keysOf);
-    this.anyKey = candidates.filter((_, i) => keys[i] === undefined);
-    for (const key of new Set(keys.flatMap((k) => (k ? [...k] : [])))) {
-      this.byKey.set(key, candidates.filter((_, i) => keys[i] === undefined || keys[i]!.has(key)));
+  constructor(
+    private readonly candidates: readonly CompiledRule[],
+    startsOf: (rule: CompiledRule) => LiteralStarts,
+  ) {
+    candidates.forEach((rule, position) => {
+      const starts = startsOf(rule);
+      if (starts === undefined) {
+        this.anyKey.push(position);
+        return;
+      }
+      for (const start of starts) {
+        let node = this.root;
+        for (const word of start) {
+          let next = node.children.get(word);
+          if (!next) node.children.set(word, (next = { children: new Map(), own: [] }));
+          node = next;
+        }
+        // A rule with several patterns under one node is listed once there.
+        if (node.own[node.own.length - 1] !== position) node.own.push(position);
+      }
+    });
+    this.root.reachable = this.anyKey.map((i) => candidates[i]!);
+  }
+
+  /** The candidates that can match a part with these words, in file order. */
+  forWords(words: readonly string[]): readonly CompiledRule[] {
+    let node = this.root;
+    const path: TrieNode[] = [];
+    for (const word of words) {
+      const next = node.children.get(word);
+      if (next === undefined) break;
+      node = next;
+      path.push(node);
     }
+    if (node.reachable) return node.reachable;
+    // The rules of every node on the way, and those of any words, merged back into file order.
+    const positions = new Set<number>(this.anyKey);
+    for (const on of path) for (const p of on.own) positions.add(p);
+    return (node.reachable = [...positions].sort((a, b) => a - b).map((i) => this.candidates[i]!));
   }
 
-  /** The candidates that can match a part with this key, in file order. */
-  forKey(key: string): readonly CompiledRule[] {
-    return this.byKey.get(key) ?? this.anyKey;
-  }
-
-  /** Whether some rule is indexed at all (else working out a part's key would only cost). */
+  /** Whether some rule is indexed at all (else working out a part's words would only cost). */
   get useful(): boolean {
-    return this.byKey.size > 0;
+    return this.root.children.size > 0;
   }
 }
 
-/** The literal first words of a rule's command patterns (a pattern is at least one word). */
-export function commandKeys(rule: CompiledRule): ReadonlySet<string> | undefined {
+/** The leading literal words of each of a rule's command patterns (a pattern is at least one word). */
+export function commandKeys(rule: CompiledRule): LiteralStarts {
   const source = rule.rule.commands;
   if (source === undefined) return undefined;
-  const words = new Set<string>();
+  const starts: string[][] = [];
   for (const pattern of source) {
-    const first = pattern.trim().split(/\s+/)[0];
-    if (first === undefined || first === '' || !isLiteral(first)) return undefined;
-    words.add(first);
+    const start = literalLead(pattern.trim().split(/\s+/));
+    if (start.length === 0) return undefined;
+    starts.push(start);
   }
-  return words;
+  return starts;
 }
 
-/** The key of a path outside the workspace folder: only absolute globs (never indexed) match it. */
-export const OUTSIDE_WORKSPACE = '\u0000outside';
-
-/** The first segment of a workspace-relative path ('' for the folder itself), or OUTSIDE_WORKSPACE. */
-export function firstSegment(relative: string | null): string {
+/** The segments of a workspace-relative path ('' for the folder itself: none), or one that no glob literal starts with. */
+export function pathWords(relative: string | null): readonly string[] {
   if (relative === null) return OUTSIDE_WORKSPACE;
-  const slash = relative.indexOf('/');
-  return slash === -1 ? relative : relative.slice(0, slash);
+  return relative === '' ? [] : relative.split('/');
 }
+
+/** A path outside the workspace folder: only absolute globs (never indexed) match it. */
+const OUTSIDE_WORKSPACE: readonly string[] = ['\u0000outside'];
 
 /**
- * The literal first segments of a rule's positive path globs; undefined for an absolute glob, a
- * first segment that is a pattern, or a glob with a `.`, `..` or empty segment anywhere
+ * The leading literal segments of a rule's positive path globs; undefined for an absolute glob,
+ * a first segment that is a pattern, or a glob with a `.`, `..` or empty segment anywhere
  * (minimatch folds `src/../secrets/**` into `secrets/**`: its first segment is not `src`).
  */
-export function pathKeys(rule: CompiledRule): ReadonlySet<string> | undefined {
+export function pathKeys(rule: CompiledRule): LiteralStarts {
   const source = rule.paths?.source;
   if (source === undefined) return undefined;
-  const segments = new Set<string>();
+  const starts: string[][] = [];
   for (const glob of source) {
     if (glob.startsWith('!')) continue;
     if (glob.startsWith('/')) return undefined;
     const all = glob.split('/');
-    if (all.some((s) => s === '' || s === '.' || s === '..') || !isLiteral(all[0]!)) return undefined;
-    segments.add(all[0]!);
+    if (all.some((s) => s === '' || s === '.' || s === '..')) return undefined;
+    const start = literalLead(all);
+    if (start.length === 0) return undefined;
+    starts.push(start);
   }
-  return segments.size > 0 ? segments : undefined;
+  return starts.length > 0 ? starts : undefined;
+}
+
+/** The words before the first that is a pattern. */
+function literalLead(words: readonly string[]): string[] {
+  const lead: string[] = [];
+  for (const w of words) {
+    if (w === '' || !isLiteral(w)) break;
+    lead.push(w);
+  }
+  return lead;
 }

@@ -1,7 +1,7 @@
 // Judging a call part by part (policy-format.md, "Each part is judged on its own; the call
 // takes the strictest"): each part goes through the whole ordered rule list, first match wins
 // for it, trust lowering and the sandbox conditions apply to it; then the strictest part decides.
-import { firstSegment, type FirstKeyIndex } from './firstKeyIndex.js';
+import { pathWords, type FirstKeyIndex } from './firstKeyIndex.js';
 import { mismatch, type CompiledRule, type LayerName } from './compile.js';
 import type { AskSettings, PartDecision, PolicyDecision, SandboxRun, TraceEntry } from './decision.js';
 import type { CallPart, CallView, PreparedCall } from './preparedCall.js';
@@ -86,18 +86,18 @@ function rulesFor(layer: JudgedLayer, toolId: string, view: CallView): readonly 
   if (judgeTesting.plainScan) return layer.candidates(toolId);
   const command = view.command;
   if (!command.present) {
-    // One path that can be seen (a string): only the rules its first segment does not rule out.
+    // One path that can be seen (a string): only the rules its leading segments do not rule out.
     const index = layer.pathIndex(toolId);
     if (!index.useful) return layer.candidates(toolId);
     const paths = view.paths;
     if (paths.opaque || paths.paths.length !== 1) return layer.candidates(toolId);
-    return index.forKey(firstSegment(paths.paths[0]!.relative));
+    return index.forWords(pathWords(paths.paths[0]!.relative));
   }
   if (!command.parsed || command.commands.length !== 1) return layer.candidates(toolId);
   const only = command.commands[0]!;
   // A program name worked out at run time is taken by every tightening command rule.
   if (only.dynamic === true) return layer.candidates(toolId);
-  return layer.commandIndex(toolId).forKey(only.words[0] ?? '');
+  return layer.commandIndex(toolId).forWords(only.words);
 }
 
 function judgeView(view: CallView, context: JudgeContext, trace: TraceEntry[] | undefined, part: { label: string; index: number } | undefined, tightenOnly = false): Judgement {

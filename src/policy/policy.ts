@@ -2,7 +2,7 @@
 // matching rule wins. This is the engine's main entry point for the CLI, runtime and extension.
 import { findNodeAtLocation } from 'jsonc-parser';
 import type { ToolCall } from './call.js';
-import { commandKeys, FirstKeyIndex, pathKeys } from './firstKeyIndex.js';
+import { commandKeys, FirstKeyIndex, pathKeys, type LiteralStarts } from './firstKeyIndex.js';
 import { compileRules, type CompiledRule, type LayerName } from './compile.js';
 import type { DecideOptions, Explanation, PolicyDecision, TraceEntry } from './decision.js';
 import { judgeCall, sandboxAvailability, type JudgeContext, type JudgedLayer } from './judgement.js';
@@ -72,12 +72,12 @@ export class PolicyLayer {
     return this.index.candidates(toolId);
   }
 
-  /** Those candidates indexed by the literal first word of their command patterns. */
+  /** Those candidates indexed by the leading literal words of their command patterns. */
   commandIndex(toolId: string): FirstKeyIndex {
     return this.index.commandIndex(toolId);
   }
 
-  /** Those candidates indexed by the literal first segment of their path globs. */
+  /** Those candidates indexed by the leading literal segments of their path globs. */
   pathIndex(toolId: string): FirstKeyIndex {
     return this.index.pathIndex(toolId);
   }
@@ -131,7 +131,7 @@ class ToolIndex {
     return this.indexOf(this.pathMemo, toolId, pathKeys);
   }
 
-  private indexOf(memo: Map<string, FirstKeyIndex>, toolId: string, keysOf: (rule: CompiledRule) => ReadonlySet<string> | undefined): FirstKeyIndex {
+  private indexOf(memo: Map<string, FirstKeyIndex>, toolId: string, keysOf: (rule: CompiledRule) => LiteralStarts): FirstKeyIndex {
     let index = memo.get(toolId);
     if (index) return index;
     index = new FirstKeyIndex(this.candidates(toolId), keysOf);
