@@ -348,6 +348,11 @@ export class Walker {
     const type = node.type;
     if (type === 'command_substitution' || type === 'process_substitution') {
       if (type === 'process_substitution' && owner) owner.usesProcessSubstitution = true;
+      // `$((…))` read as a substitution of a subshell: bash reads it as arithmetic when the `))`
+      // closes it (always, in a here-document), where quotes do not quote: `'$(rm x)'` runs.
+      if (type === 'command_substitution' && this.source.startsWith('$((', node.startIndex)) {
+        this.fail(`bash may read the $(( at ${this.position(node.startIndex)} as arithmetic, not as the subshell the parser saw`);
+      }
       if (this.nestedBackticks(node, dq)) return;
       if (this.multiline && node.children[0]?.type !== '`' && semicolonAfterHeredoc(node)) {
         this.fail(`bash 5.2 reads a ';' after a here-document in $(...) or <(...) as a space (at ${this.position(node.startIndex)})`);

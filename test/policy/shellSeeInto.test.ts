@@ -76,6 +76,10 @@ describe('shell split sees into everything', () => {
       rejected("echo ${a[$'\\x24(rm x)']}");
       rejected("echo $(( ${X:-'$(rm x)'} ))");
       hasPart("echo $(( '`rm x`' ))", ['rm', 'x']);
+      // The parser reads these as a subshell in $(...); bash as arithmetic (found by shellVsBash.test.ts)
+      rejected("cat <<EOF\n$(( A=1 p3 b; A=1 nice rm -- '$(rm x)' ))\nEOF", /arithmetic/);
+      rejected("echo $((ls) )");
+      hasPart('echo $( (rm x) )', ['rm', 'x']);
       // outside arithmetic they do
       assert.deepEqual(words("echo ${X:-'$(rm x)'} '$(rm y)'"), [['echo', "${X:-'$(rm x)'}", '$(rm y)']]);
     });

@@ -177,14 +177,29 @@ describe('shell split against real bash', function () {
     const log = path.join(dir, `log-${n}`);
     fs.writeFileSync(log, '');
     await new Promise<void>((resolve) => {
+      // Its own process group: a generated line may loop forever or leave a background job,
+      // and every process it started is killed with it (a bare timeout killed only bash).
       const child = spawn(BASH, ['--noprofile', '--norc', '-c', `${command}\nwait`], {
         cwd: path.join(dir, 'work'),
         env: { PATH: bin, SPLIT_LOG: log },
         stdio: 'ignore',
-        timeout: 5_000,
+        detached: true,
       });
-      child.on('close', () => resolve());
-      child.on('error', () => resolve());
+      const killGroup = (): void => {
+        try {
+          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // the group is gone already
+        }
+      };
+      const timer = setTimeout(killGroup, 5_000);
+      const done = (): void => {
+        clearTimeout(timer);
+        killGroup();
+        resolve();
+      };
+      child.on('close', done);
+      child.on('error', done);
     });
     return fs
       .readFileSync(log, 'utf8')
