@@ -5,7 +5,7 @@
 // mcp_<server>_<tool> of that server, client.<name> the plain tool name <name>.
 import * as path from 'node:path';
 import type { ToolCall } from '../src/policy/call.js';
-import { rng } from './policyBench.js';
+import { builtinTool, rng } from './policyBench.js';
 
 export type Verdict = 'allow' | 'ask' | 'deny';
 const DECISIONS: readonly Verdict[] = ['allow', 'ask', 'deny'];
@@ -141,7 +141,7 @@ export function toCase(spec: CallSpec): Case {
   const pathArg = PEER_BUILTIN[spec.tool]?.pathArg;
   const { path: p, ...rest } = spec.input;
   const args = pathArg ? { ...rest, [pathArg]: p } : spec.input;
-  const tool = pathArg ? { id: spec.tool, pathArgs: ['path'] } : { id: spec.tool };
+  const tool = pathArg ? { ...builtinTool(spec.tool), pathArgs: ['path'] } : { id: spec.tool };
   return { spec, ours: { tool, input: spec.input, agent: 'main' }, peer: { name, args }, server };
 }
 

@@ -8,6 +8,7 @@ import { forgetCompiledGlobs } from '../src/policy/globs.js';
 import { PathResolver } from '../src/policy/paths.js';
 import { loadPolicyText, Policy, type DecideOptions } from '../src/policy/policy.js';
 import { splitCommand } from '../src/policy/shellSplit.js';
+import { listFilesTool, readFileTool } from '../src/runtime/fileReadTools.js';
 import { median, type BenchRow, type Target } from './table.js';
 
 export type PolicyKind = 'id-only' | 'matchers';
@@ -88,6 +89,12 @@ export function generateIdOnly(rules: number, seed = 1): GeneratedPolicy {
 }
 
 const READ_TOOLS = ['builtin.read_file', 'builtin.list_files'];
+
+/** A builtin tool as the runtime describes it to the engine: its id, and the read tools' annotations. */
+export function builtinTool(id: string): ToolCall['tool'] {
+  const tool = id === 'builtin.read_file' ? readFileTool() : id === 'builtin.list_files' ? listFilesTool() : undefined;
+  return tool ? { id, annotations: tool.annotations } : { id };
+}
 const WRITE_TOOLS = ['builtin.write_file', 'builtin.edit_file'];
 
 /**
@@ -142,7 +149,7 @@ export function generateMatchers(rules: number, seed = 2): GeneratedPolicy {
         // Every fourth call names two paths (every part must match an allow).
         const paths = j % 4 === 0 ? [one, `area${area}/src/m${j}b.ts`] : [one];
         if (read || tool === 'builtin.edit_file') for (const p of paths) files.add(p);
-        calls.push({ tool: { id: tool }, input: paths.length === 1 ? { path: paths[0] } : { paths }, agent: 'main' });
+        calls.push({ tool: builtinTool(tool), input: paths.length === 1 ? { path: paths[0] } : { paths }, agent: 'main' });
         break;
       }
       case 1: {

@@ -40,9 +40,10 @@ export class PathResolver {
     this.workspace = this.followSymlinks ? realpathOfExistingPrefix(this.named) : this.named;
   }
 
-  resolve(value: string): ResolvedPath {
+  /** `likelyExists`: the path is probably there (a read): try the one-call way first; the answer is the same. */
+  resolve(value: string, likelyExists = false): ResolvedPath {
     const normal = path.resolve(this.workspace, fromFileUri(value));
-    const absolute = this.followSymlinks ? realpathOfExistingPrefix(normal) : normal;
+    const absolute = this.followSymlinks ? realpathOfExistingPrefix(normal, 0, likelyExists) : normal;
     const rel = relativeInside(this.workspace, absolute);
     return { absolute, relative: rel === null ? null : rel.split(path.sep).join('/') };
   }
@@ -110,7 +111,16 @@ export function pathValues(input: unknown, declared: readonly string[] | undefin
  * realpath of the longest prefix that exists, with the rest appended: a file about to be
  * created inside a symlinked folder is judged by where it will really land.
  */
-export function realpathOfExistingPrefix(absolute: string, depth = 0): string {
+export function realpathOfExistingPrefix(absolute: string, depth = 0, likelyExists = false): string {
+  if (likelyExists) {
+    // One system call when the path exists; when it does not, the thrown error costs more than
+    // the lstat below would have (which is why paths about to be written do not start here).
+    try {
+      return fs.realpathSync.native(absolute);
+    } catch {
+      // not there (or a dangling link): the walk below
+    }
+  }
   let existing = absolute;
   const rest: string[] = [];
   for (;;) {

@@ -69,7 +69,8 @@ export class PreparedCall implements CallView {
 
   /** The i-th path argument, resolved once. */
   resolvedPath(i: number): ResolvedPath {
-    return (this.resolved[i] ??= this.resolver.resolve(this.pathValues.values[i]!));
+    // A read-only tool's paths are there to be read: mostly existing files.
+    return (this.resolved[i] ??= this.resolver.resolve(this.pathValues.values[i]!, this.hints.readOnlyHint));
   }
 
   get paths(): CallPaths {

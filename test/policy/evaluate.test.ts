@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ToolAnnotations, ToolCall, ToolDescriptor } from '../../src/policy/call.js';
+import { PathResolver } from '../../src/policy/paths.js';
 import { loadPolicyText, nextLayerState, Policy, type DecideOptions, type LayerState, type PolicyDecision, type PolicyLayer } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
 import type { LayerName } from '../../src/policy/compile.js';
@@ -386,6 +387,13 @@ describe('policy evaluation', () => {
       assert.equal(by(p, read({ path: './src/./lib/b.ts' })), 'src:allow');
       assert.equal(by(p, read({ path: path.join(ws, 'src', 'a.ts') })), 'src:allow', 'an absolute path inside the folder');
       assert.equal(by(p, read({ path: 'docs/readme.md' })), 'default:ask');
+    });
+
+    it('resolving a read path the quick way gives the same answer as the walk, whatever is there', () => {
+      const names = ['src/a.ts', 'src', 'src/new.ts', 'src/new/deeper.ts', 'src/a.ts/x', 'out-dir/secret.txt', 'out-dir/new.txt', 'out-file',
+        'dangling', 'dangling-dir/x', 'innocent/db.txt', 'innocent/new', '../outside/secret.txt', '/etc/passwd', '/no/such/dir/f', ''];
+      const resolver = new PathResolver(ws);
+      for (const name of names) assert.deepEqual(resolver.resolve(name, true), resolver.resolve(name, false), name);
     });
 
     it('a path that does not exist yet is still judged by where it would be', () => {
