@@ -6,6 +6,7 @@ import type { HintName } from './call.js';
 import type { Diagnostic } from './diagnostics.js';
 import { compileGlobSet, compileNameGlob, GlobError, type GlobSet, type GlobTest } from './globs.js';
 import type { LineMap } from './diagnostics.js';
+import type { Span } from './jsoncFast.js';
 import { equalsTooDeepMessage, MAX_EQUALS_DEPTH } from './parse.js';
 import type { CallPaths, ResolvedPath } from './paths.js';
 import type { CallView, CommandView } from './preparedCall.js';
@@ -71,10 +72,16 @@ export interface CompiledRule {
 /** Why a rule did or did not match; the first matcher that failed. */
 export type MatcherName = 'tools' | 'kinds' | 'agents' | 'hints' | 'tags' | 'paths' | 'commands' | 'input';
 
+/** Where a file's rules are: its syntax tree, or the fast reader's spans of the rules. */
+export interface RuleSource {
+  readonly root: Node | undefined;
+  readonly topLevelArrays?: ReadonlyMap<string, readonly Span[]>;
+}
+
 /** Compiles one file's rules. Glob and pointer problems become diagnostics at the offending string. */
 export function compileRules(
   rules: readonly Rule[],
-  root: Node | undefined,
+  source: RuleSource,
   lines: LineMap,
   file: string,
   layer: LayerName,
@@ -82,11 +89,20 @@ export function compileRules(
   const diagnostics: Diagnostic[] = [];
   const compiled: CompiledRule[] = [];
   const ids = new Map<string, number>();
+  // Where each rule is: from the fast reader's spans when it took the file; the syntax tree is
+  // read (and so built) only to place a diagnostic, or when there are no spans.
+  const spans = source.topLevelArrays?.get('rules');
   rules.forEach((rule, index) => {
-    const node = root ? findNodeAtLocation(root, ['rules', index]) : undefined;
-    const nodeAt = (...path: (string | number)[]): Node | undefined => (root ? findNodeAtLocation(root, ['rules', index, ...path]) : undefined);
+    const span = spans?.[index];
+    let nodeCache: Node | undefined | null = null;
+    const ruleNode = (): Node | undefined => {
+      if (nodeCache === null) nodeCache = source.root ? findNodeAtLocation(source.root, ['rules', index]) : undefined;
+      return nodeCache;
+    };
+    const where = span ?? ruleNode();
+    const nodeAt = (...path: (string | number)[]): Node | undefined => (source.root ? findNodeAtLocation(source.root, ['rules', index, ...path]) : undefined);
     const report = (at: Node | undefined, code: Diagnostic['code'], message: string): void => {
-      const target = at ?? node;
+      const target = at ?? where;
       diagnostics.push({ file, severity: 'error', code, message, offset: target?.offset ?? 0, length: target?.length ?? 1 });
     };
     if (rule.id !== undefined) {
@@ -110,11 +126,11 @@ export function compileRules(
       }
     };
     const c: CompiledRule = {
-      ref: { id: rule.id ?? null, index, layer, file, line: node ? lines.position(node.offset).line : 1 },
+      ref: { id: rule.id ?? null, index, layer, file, line: where ? lines.position(where.offset).line : 1 },
       rule,
       decision: rule.decision,
-      offset: node?.offset ?? 0,
-      length: node?.length ?? 1,
+      offset: where?.offset ?? 0,
+      length: where?.length ?? 1,
     };
     if (rule.tools) c.tools = guard(['tools'], () => compileGlobSet(rule.tools!, 'name'));
     if (rule.kinds) c.kinds = new Set(rule.kinds);
@@ -132,19 +148,24 @@ export function compileRules(
     if (rule.input) {
       c.input = [];
       // The keys as written: a parsed record loses "__proto__" (it sets the prototype instead),
-      // which would drop that matcher and widen the rule.
+      // which would drop that matcher and widen the rule. (The fast reader takes no file with such
+      // a key, nor one whose keys V8 would reorder: with spans, the record's own keys are the keys.)
+      const node = span ? undefined : ruleNode();
       const inputNode = node ? findNodeAtLocation(node, ['input']) : undefined;
       const written = inputNode?.type === 'object' ? (inputNode.children ?? []).map((p) => p.children?.[0]?.value).filter((k): k is string => typeof k === 'string') : undefined;
       for (const pointer of written ?? Object.keys(rule.input)) {
-        const keyNode = node ? findNodeAtLocation(node, ['input', pointer])?.parent?.children?.[0] : undefined;
+        const keyAt = (): Node | undefined => {
+          const n = ruleNode();
+          return n ? findNodeAtLocation(n, ['input', pointer])?.parent?.children?.[0] : undefined;
+        };
         const tokens = parsePointer(pointer);
         if (tokens === undefined) {
-          report(keyNode, 'schema', `"${pointer}" is not a JSON Pointer: it must be empty or start with "/"`);
+          report(keyAt(), 'schema', `"${pointer}" is not a JSON Pointer: it must be empty or start with "/"`);
           continue;
         }
         const matcher = Object.prototype.hasOwnProperty.call(rule.input, pointer) ? rule.input[pointer] : undefined;
         if (matcher === undefined) {
-          report(keyNode, 'schema', `input ${JSON.stringify(pointer)} has no matcher`);
+          report(keyAt(), 'schema', `input ${JSON.stringify(pointer)} has no matcher`);
           continue;
         }
         const test = guard(['input', pointer], () => compileInputMatcher(matcher, pointer));

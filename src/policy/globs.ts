@@ -233,7 +233,11 @@ export interface GlobSet {
   test(value: string): boolean;
 }
 
+/** The set of no globs, shared: a path rule has four sets (relative and absolute, in and out), most of them empty. */
+const EMPTY_SET: GlobSet = Object.freeze({ positives: Object.freeze([]), negatives: Object.freeze([]), test: () => false });
+
 export function compileGlobSet(patterns: readonly string[], flavour: 'name' | 'path'): GlobSet {
+  if (patterns.length === 0) return EMPTY_SET;
   const positives: string[] = [];
   const negatives: string[] = [];
   for (const p of patterns) (p.startsWith('!') ? negatives : positives).push(p.startsWith('!') ? p.slice(1) : p);

@@ -3,13 +3,16 @@
 import { createScanner, findNodeAtLocation, getNodeValue, parseTree, printParseErrorCode, SyntaxKind, type Node, type ParseError } from 'jsonc-parser';
 import type { z } from 'zod';
 import { LineMap, type Diagnostic } from './diagnostics.js';
+import { readJsoncFast, type Span } from './jsoncFast.js';
 
 export interface ParsedJsonc<T> {
   file: string;
   text: string;
   lines: LineMap;
-  /** The syntax tree, when the text parsed. */
-  root: Node | undefined;
+  /** The syntax tree, when the text parsed (built at first use when the fast reader took the text). */
+  readonly root: Node | undefined;
+  /** Where the elements of the root object's arrays are, when the fast reader took the text (else read `root`). */
+  topLevelArrays?: ReadonlyMap<string, readonly Span[]>;
   /** The validated value, when there are no syntax or schema errors. */
   value: T | undefined;
   diagnostics: Diagnostic[];
@@ -26,10 +29,22 @@ export interface ParseOptions {
 export function parseJsoncWithSchema<T>(text: string, file: string, schema: z.ZodType<T>, options: ParseOptions): ParsedJsonc<T> {
   const { what } = options;
   const lines = new LineMap(text);
-  const result: ParsedJsonc<T> = { file, text, lines, root: undefined, value: undefined, diagnostics: [] };
+  const result: { -readonly [K in keyof ParsedJsonc<T>]: ParsedJsonc<T>[K] } = { file, text, lines, root: undefined, value: undefined, diagnostics: [] };
   try {
     // A byte order mark is read as the space it stands in for: same length, so every offset stays right.
     const source = text.charCodeAt(0) === 0xfeff ? ` ${text.slice(1)}` : text;
+    // A valid file is read without its syntax tree, which is built only if something asks for it.
+    const fast = readJsoncFast(source, MAX_TEXT_DEPTH);
+    if (fast) {
+      const parsed = schema.safeParse(fast.value);
+      if (parsed.success) {
+        let tree: Node | undefined;
+        Object.defineProperty(result, 'root', { get: () => (tree ??= parseTree(source, [], TREE_OPTIONS)), enumerable: true, configurable: true });
+        result.topLevelArrays = fast.topLevelArrays;
+        result.value = parsed.data;
+        return result;
+      }
+    }
     // The parser, the duplicate-key walk and getNodeValue recurse once per level: text nested
     // deeper than any policy needs is refused before them, so it is a diagnostic, not a stack overflow.
     const tooDeep = maxNesting(source) > MAX_TEXT_DEPTH ? nestingDiagnostics(source, file, what) : [];
@@ -38,7 +53,7 @@ export function parseJsoncWithSchema<T>(text: string, file: string, schema: z.Zo
       return result;
     }
     const errors: ParseError[] = [];
-    const root = parseTree(source, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: false });
+    const root = parseTree(source, errors, TREE_OPTIONS);
     for (const e of errors) {
       result.diagnostics.push({
         file, severity: 'error', code: 'syntax', offset: e.offset, length: Math.max(e.length, 1),
@@ -65,6 +80,8 @@ export function parseJsoncWithSchema<T>(text: string, file: string, schema: z.Zo
   }
   return result;
 }
+
+const TREE_OPTIONS = { allowTrailingComma: true, disallowComments: false, allowEmptyContent: false };
 
 /** How deeply a policy file's text may nest: far beyond any real policy, far below a stack overflow. */
 export const MAX_TEXT_DEPTH = 512;

@@ -43,7 +43,7 @@ export class PolicyLayer {
     const diagnostics = [...parsed.diagnostics];
     let rules: CompiledRule[] = [];
     if (parsed.value) {
-      const compiled = compileRules(parsed.value.rules, parsed.root, parsed.lines, file, layer);
+      const compiled = compileRules(parsed.value.rules, parsed, parsed.lines, file, layer);
       rules = compiled.rules;
       diagnostics.push(...compiled.diagnostics);
       if (parsed.value.sandbox === 'off' && layer === 'workspace') {
