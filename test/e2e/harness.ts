@@ -613,14 +613,17 @@ export async function startVsCode(opts: StartOptions): Promise<VsCode> {
       await sleep(300);
     }
     const items: TreeItem[] = [];
+    // A row the tree re-renders away while it is read gives what it had (short timeouts, no
+    // throw): a 30 s wait for a row that is gone made the callers' own retries time out.
+    const attribute = async (row: Locator, name: string): Promise<string | null> => row.getAttribute(name, { timeout: 1000 }).catch(() => null);
     for (const row of await inListOrder(rows)) {
       const twistie = row.locator('.monaco-tl-twistie');
       items.push({
         label: await rowText(row, '.label-name'),
         description: await rowText(row, '.label-description'),
-        ariaLabel: (await row.getAttribute('aria-label')) ?? '',
-        depth: Number((await row.getAttribute('aria-level')) ?? '1'),
-        expandable: ((await twistie.getAttribute('class').catch(() => '')) ?? '').includes('collapsible'),
+        ariaLabel: (await attribute(row, 'aria-label')) ?? '',
+        depth: Number((await attribute(row, 'aria-level')) ?? '1'),
+        expandable: ((await attribute(twistie, 'class')) ?? '').includes('collapsible'),
       });
     }
     return items;
