@@ -222,11 +222,18 @@ export class Policy {
   }
 
   private resolver(options: DecideOptions): PathResolver {
-    const key = `${options.followSymlinks === false ? 'n' : 'y'}:${options.workspaceFolder}`;
+    // A session decides every call for one folder: the last resolver answers without building a key.
+    const follow = options.followSymlinks !== false;
+    const last = this.lastResolver;
+    if (last && last.folder === options.workspaceFolder && last.follow === follow) return last.resolver;
+    const key = `${follow ? 'y' : 'n'}:${options.workspaceFolder}`;
     let r = this.resolvers.get(key);
-    if (!r) this.resolvers.set(key, (r = new PathResolver(options.workspaceFolder, { followSymlinks: options.followSymlinks ?? true })));
+    if (!r) this.resolvers.set(key, (r = new PathResolver(options.workspaceFolder, { followSymlinks: follow })));
+    this.lastResolver = { folder: options.workspaceFolder, follow, resolver: r };
     return r;
   }
+
+  private lastResolver: { folder: string; follow: boolean; resolver: PathResolver } | undefined;
 
   private evaluate(call: ToolCall, options: DecideOptions, trace: TraceEntry[] | undefined): PolicyDecision {
     const prepared = new PreparedCall(call, this.resolver(options));
