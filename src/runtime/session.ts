@@ -6,6 +6,7 @@
 // Imports the session modules above; none of them imports this file (they see a session through
 // TreeSession and TurnOwner), and agent.ts imports it to start sessions.
 import * as path from 'node:path';
+import { initShellParser } from '../policy/shellParser.js';
 import { SdkError, type AnswerResult, type Blocked, type OpenCallback, type TurnState } from './answers.js';
 import { answerCallback, closeCallbacks, type AnsweredBy } from './callbacks.js';
 import { drive } from './drivers.js';
@@ -221,6 +222,9 @@ export class Session implements TreeSession, TurnOwner {
 }
 
 export async function startSession(agent: RootAgentDefinition, options: StartSessionOptions = {}): Promise<Session> {
+  // Commands are judged with the shell parser: loaded here (once per process) so that a program
+  // using the runtime need not know to. Where it cannot load, a command's decision says why.
+  await initShellParser().catch(() => undefined);
   const workspaceFolder = path.resolve(options.workspaceFolder ?? process.cwd());
   const protectedFiles = [...DEFAULT_PROTECTED_FILES, ...(options.protectedFiles ?? [])].map((f) => path.resolve(workspaceFolder, f));
   const hooks = [protectedFilesHook(protectedFiles), noBashHook(), ...(options.hooks ?? [])];
