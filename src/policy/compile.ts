@@ -93,14 +93,9 @@ export function compileRules(
   // read (and so built) only to place a diagnostic, or when there are no spans.
   const spans = source.topLevelArrays?.get('rules');
   rules.forEach((rule, index) => {
-    const span = spans?.[index];
-    let nodeCache: Node | undefined | null = null;
-    const ruleNode = (): Node | undefined => {
-      if (nodeCache === null) nodeCache = source.root ? findNodeAtLocation(source.root, ['rules', index]) : undefined;
-      return nodeCache;
-    };
-    const where = span ?? ruleNode();
     const nodeAt = (...path: (string | number)[]): Node | undefined => (source.root ? findNodeAtLocation(source.root, ['rules', index, ...path]) : undefined);
+    const span = spans?.[index];
+    const where = span ?? nodeAt();
     const report = (at: Node | undefined, code: Diagnostic['code'], message: string): void => {
       const target = at ?? where;
       diagnostics.push({ file, severity: 'error', code, message, offset: target?.offset ?? 0, length: target?.length ?? 1 });
@@ -150,14 +145,10 @@ export function compileRules(
       // The keys as written: a parsed record loses "__proto__" (it sets the prototype instead),
       // which would drop that matcher and widen the rule. (The fast reader takes no file with such
       // a key, nor one whose keys V8 would reorder: with spans, the record's own keys are the keys.)
-      const node = span ? undefined : ruleNode();
-      const inputNode = node ? findNodeAtLocation(node, ['input']) : undefined;
+      const inputNode = span ? undefined : nodeAt('input');
       const written = inputNode?.type === 'object' ? (inputNode.children ?? []).map((p) => p.children?.[0]?.value).filter((k): k is string => typeof k === 'string') : undefined;
       for (const pointer of written ?? Object.keys(rule.input)) {
-        const keyAt = (): Node | undefined => {
-          const n = ruleNode();
-          return n ? findNodeAtLocation(n, ['input', pointer])?.parent?.children?.[0] : undefined;
-        };
+        const keyAt = (): Node | undefined => nodeAt('input', pointer)?.parent?.children?.[0];
         const tokens = parsePointer(pointer);
         if (tokens === undefined) {
           report(keyAt(), 'schema', `"${pointer}" is not a JSON Pointer: it must be empty or start with "/"`);

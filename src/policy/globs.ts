@@ -29,29 +29,10 @@ const MAX_FAST_PATTERN = 64 * 1024;
 
 function compile(pattern: string, segment: boolean): GlobTest {
   // Fast paths for the common shapes, skipping minimatch's construction (the bulk of compiling
-  // a policy) but giving exactly its answer: a literal is a string comparison, and a name glob
-  // whose only magic is `*` is a match of its literal pieces in order.
+  // a policy) but giving exactly its answer.
   if (pattern.length <= MAX_FAST_PATTERN) {
-    if (!MAGIC.test(pattern)) {
-      if (segment) return (value) => value === pattern;
-      // A path literal in normal form matches itself; minimatch also reads `a/` as `a`, and folds `a/../b`.
-      if (isNormalPath(pattern)) {
-        let mm: Minimatch | undefined;
-        return (value) => value === pattern || (!isNormalPath(value) && (mm ??= new Minimatch(pattern, MINIMATCH_OPTIONS)).match(value));
-      }
-    }
-    if (segment && STAR_ONLY.test(pattern)) return pattern.includes('*') ? starGlob(pattern) : (value) => value === pattern;
-    if (!segment) {
-      const simple = simplePathGlob(pattern);
-      if (simple) {
-        // Paths not in normal form (never from the resolver) get minimatch's own answer, built once if ever.
-        let mm: Minimatch | undefined;
-        return (value) => {
-          const segments = normalSegments(value);
-          return segments ? simple(segments) : (mm ??= new Minimatch(pattern, MINIMATCH_OPTIONS)).match(value);
-        };
-      }
-    }
+    const fast = segment ? fastNameGlob(pattern) : fastPathGlob(pattern);
+    if (fast) return fast;
   }
   const source = segment ? asSegment(pattern) : pattern;
   const braces = braceProblem(source);
@@ -80,6 +61,29 @@ function compile(pattern: string, segment: boolean): GlobTest {
 }
 
 const SLASH = 0x2f;
+
+/** A name glob of literals and `*`s: a string comparison, or a match of its literal pieces in order. */
+function fastNameGlob(pattern: string): GlobTest | undefined {
+  if (!STAR_ONLY.test(pattern)) return undefined;
+  return pattern.includes('*') ? starGlob(pattern) : (value) => value === pattern;
+}
+
+/**
+ * A path glob of the simple shapes (simplePathGlob.ts), answered without minimatch for paths in
+ * normal form (what the resolver gives); any other path gets minimatch's own answer, built once if ever.
+ */
+function fastPathGlob(pattern: string): GlobTest | undefined {
+  const simple = simplePathGlob(pattern);
+  if (!simple) return undefined;
+  let mm: Minimatch | undefined;
+  const minimatch = (value: string): boolean => (mm ??= new Minimatch(pattern, MINIMATCH_OPTIONS)).match(value);
+  // A literal matches itself; minimatch also reads `a/` as `a`, and folds `a/../b`.
+  if (!MAGIC.test(pattern)) return (value) => value === pattern || (!isNormalPath(value) && minimatch(value));
+  return (value) => {
+    const segments = normalSegments(value);
+    return segments ? simple(segments) : minimatch(value);
+  };
+}
 
 /** minimatch expands `{a,b}` into one pattern per alternative: more than this is refused. */
 export const MAX_BRACE_ALTERNATIVES = 1000;

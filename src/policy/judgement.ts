@@ -1,7 +1,7 @@
 // Judging a call part by part (policy-format.md, "Each part is judged on its own; the call
 // takes the strictest"): each part goes through the whole ordered rule list, first match wins
 // for it, trust lowering and the sandbox conditions apply to it; then the strictest part decides.
-import { pathWords, type FirstKeyIndex } from './firstKeyIndex.js';
+import { pathWords, type LiteralStartIndex } from './literalStartIndex.js';
 import { mismatch, type CompiledRule, type LayerName } from './compile.js';
 import type { AskSettings, PartDecision, PolicyDecision, SandboxRun, TraceEntry } from './decision.js';
 import type { CallPart, CallView, PreparedCall } from './preparedCall.js';
@@ -13,8 +13,8 @@ export interface JudgedLayer {
   /** Set when the layer's file is invalid and no valid version is in force. */
   broken?: string;
   candidates(toolId: string): readonly CompiledRule[];
-  commandIndex(toolId: string): FirstKeyIndex;
-  pathIndex(toolId: string): FirstKeyIndex;
+  commandIndex(toolId: string): LiteralStartIndex;
+  pathIndex(toolId: string): LiteralStartIndex;
 }
 
 /** Tests compare the indexed engine with the plain ordered scan of every candidate. */
@@ -77,10 +77,10 @@ export function judgeCall(prepared: PreparedCall, context: JudgeContext, warning
 
 /**
  * The rules of a layer that can decide this view, in file order: for one simple command that can
- * be seen into, only those its first word does not rule out (firstKeyIndex.ts); for a call with no
- * command and one path, those its first segment does not rule out (firstKeyIndex.ts); else every candidate.
+ * be seen into, or for a call with no command and one path, only those its leading words (or
+ * segments) do not rule out (literalStartIndex.ts); else every candidate.
  * Explain uses the same lists (what a decision worked out, and so its warnings, must not differ),
- * so its trace leaves out the rules a command's first word rules out.
+ * so its trace leaves out the rules the index rules out.
  */
 function rulesFor(layer: JudgedLayer, toolId: string, view: CallView): readonly CompiledRule[] {
   if (judgeTesting.plainScan) return layer.candidates(toolId);

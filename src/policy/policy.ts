@@ -2,7 +2,7 @@
 // matching rule wins. This is the engine's main entry point for the CLI, runtime and extension.
 import { findNodeAtLocation } from 'jsonc-parser';
 import type { ToolCall } from './call.js';
-import { commandKeys, FirstKeyIndex, pathKeys, type LiteralStarts } from './firstKeyIndex.js';
+import { commandStarts, LiteralStartIndex, pathStarts, type LiteralStarts } from './literalStartIndex.js';
 import { compileRules, type CompiledRule, type LayerName } from './compile.js';
 import type { DecideOptions, Explanation, PolicyDecision, TraceEntry } from './decision.js';
 import { judgeCall, sandboxAvailability, type JudgeContext, type JudgedLayer } from './judgement.js';
@@ -15,7 +15,7 @@ import { hintNames, PolicyFileSchema, type Decision, type PolicyFile, type Sandb
 
 export const LAYER_ORDER: readonly LayerName[] = ['managed', 'workspace', 'user'];
 
-const EMPTY_INDEX = new FirstKeyIndex([], () => undefined);
+const EMPTY_INDEX = new LiteralStartIndex([], () => undefined);
 
 const KNOWN_KEYS: ReadonlyMap<string, readonly string[]> = new Map<string, readonly string[]>([
   ['', ['$schema', 'version', 'default', 'sandbox', 'rules', 'tests']],
@@ -73,12 +73,12 @@ export class PolicyLayer {
   }
 
   /** Those candidates indexed by the leading literal words of their command patterns. */
-  commandIndex(toolId: string): FirstKeyIndex {
+  commandIndex(toolId: string): LiteralStartIndex {
     return this.index.commandIndex(toolId);
   }
 
   /** Those candidates indexed by the leading literal segments of their path globs. */
-  pathIndex(toolId: string): FirstKeyIndex {
+  pathIndex(toolId: string): LiteralStartIndex {
     return this.index.pathIndex(toolId);
   }
 }
@@ -94,8 +94,8 @@ export function loadPolicyText(text: string, file: string, layer: LayerName = 'w
 class ToolIndex {
   private readonly byPrefix = new Map<string, number[]>();
   private readonly memo = new Map<string, readonly CompiledRule[]>();
-  private readonly commandMemo = new Map<string, FirstKeyIndex>();
-  private readonly pathMemo = new Map<string, FirstKeyIndex>();
+  private readonly commandMemo = new Map<string, LiteralStartIndex>();
+  private readonly pathMemo = new Map<string, LiteralStartIndex>();
   private static readonly MEMO_LIMIT = 4096;
 
   constructor(private readonly rules: readonly CompiledRule[]) {
@@ -123,18 +123,18 @@ class ToolIndex {
     return result;
   }
 
-  commandIndex(toolId: string): FirstKeyIndex {
-    return this.indexOf(this.commandMemo, toolId, commandKeys);
+  commandIndex(toolId: string): LiteralStartIndex {
+    return this.indexOf(this.commandMemo, toolId, commandStarts);
   }
 
-  pathIndex(toolId: string): FirstKeyIndex {
-    return this.indexOf(this.pathMemo, toolId, pathKeys);
+  pathIndex(toolId: string): LiteralStartIndex {
+    return this.indexOf(this.pathMemo, toolId, pathStarts);
   }
 
-  private indexOf(memo: Map<string, FirstKeyIndex>, toolId: string, keysOf: (rule: CompiledRule) => LiteralStarts): FirstKeyIndex {
+  private indexOf(memo: Map<string, LiteralStartIndex>, toolId: string, startsOf: (rule: CompiledRule) => LiteralStarts): LiteralStartIndex {
     let index = memo.get(toolId);
     if (index) return index;
-    index = new FirstKeyIndex(this.candidates(toolId), keysOf);
+    index = new LiteralStartIndex(this.candidates(toolId), startsOf);
     if (memo.size >= ToolIndex.MEMO_LIMIT) memo.clear();
     memo.set(toolId, index);
     return index;

@@ -172,6 +172,27 @@ describe('per-part decisions', () => {
     assert.deepEqual(glob.explain(run('ls; pwd'), OPTIONS).trace.map((t) => [t.partIndex, t.rule.id, t.failed]), [[0, 'l', null], [1, 'l', 'commands'], [1, 'pwd', null]], 'a pattern starting with a glob is tested');
   });
 
+  it('a decision tests only the rules on its words\' path through the index, at every depth', () => {
+    // Explain's trace lists the rules a decision tested (it walks the same lists).
+    const commands = new Policy({ workspace: layer({ rules: [
+      { id: 'test', commands: ['npm test'], decision: 'allow' },
+      { id: 'lint', commands: ['npm run lint'], decision: 'allow' },
+      { id: 'run', commands: ['npm run *'], decision: 'ask' },
+      { id: 'any', commands: ['* x'], decision: 'deny' },
+    ] }) });
+    assert.deepEqual(commands.explain(run('npm run build'), OPTIONS).trace.map((t) => [t.rule.id, t.failed]), [['run', null]]);
+    assert.deepEqual(commands.explain(run('npm run lint'), OPTIONS).trace.map((t) => [t.rule.id, t.failed]), [['lint', null]]);
+    assert.deepEqual(commands.explain(run('npm x'), OPTIONS).trace.map((t) => [t.rule.id, t.failed]), [['any', null]], 'a pattern starting with a glob is tested');
+    const paths = new Policy({ workspace: layer({ rules: [
+      { id: 'lib', paths: ['src/lib/**'], decision: 'allow' },
+      { id: 'app', paths: ['src/app/**'], decision: 'deny' },
+      { id: 'src', paths: ['src/**'], decision: 'ask' },
+    ] }) });
+    const read = (path: string): ToolCall => ({ tool: { id: 'builtin.read_file' }, input: { path }, agent: 'main' });
+    assert.deepEqual(paths.explain(read('src/app/a.ts'), OPTIONS).trace.map((t) => [t.rule.id, t.failed]), [['app', null]]);
+    assert.deepEqual(paths.explain(read('src/other/a.ts'), OPTIONS).trace.map((t) => [t.rule.id, t.failed]), [['src', null]]);
+  });
+
   it('a program named by its path is also judged by its name, but only by ask and deny rules', () => {
     const policy = {
       default: 'ask',

@@ -4,18 +4,7 @@ import fc from 'fast-check';
 import { SHELL_PARSER_WASM_FILES, initShellParser, isShellParserReady, shellParserWasmPaths } from '../../src/policy/shellParser.js';
 import { splitCommand, splitPlainCommand, splitWithParser, type SplitResult } from '../../src/policy/shellSplit.js';
 import type { SimpleCommand } from '../../src/policy/shellWalker.js';
-
-/** Parses `source`, asserts it parsed cleanly and returns its commands. */
-function ok(source: string): SimpleCommand[] {
-  const result = splitCommand(source);
-  assert.equal(result.ok, true, `expected ${JSON.stringify(source)} to parse, got ${JSON.stringify(result)}`);
-  return result.commands;
-}
-
-/** The words of every command of `source` (which must parse cleanly). */
-function words(source: string): string[][] {
-  return ok(source).map((c) => c.words);
-}
+import { parts, words } from './splitAssertions.js';
 
 function cmd(w: string[], writesToFile = false, usesProcessSubstitution = false): SimpleCommand {
   return { words: w, writesToFile, usesProcessSubstitution };
@@ -57,7 +46,7 @@ describe('shell splitCommand', () => {
 
   describe('splitting on operators', () => {
     it('splits on ;', () => {
-      assert.deepEqual(ok('npm test; rm -rf /'), [cmd(['npm', 'test']), cmd(['rm', '-rf', '/'])]);
+      assert.deepEqual(parts('npm test; rm -rf /'), [cmd(['npm', 'test']), cmd(['rm', '-rf', '/'])]);
     });
 
     it('splits on &&, ||, |, &', () => {
@@ -128,12 +117,12 @@ describe('shell splitCommand', () => {
   describe('assignments', () => {
     it('keeps leading assignments as words', () => {
       // The command without its assignments is a further part ("Programs that run programs are unwrapped").
-      assert.deepEqual(ok('FOO=1 npm test'), [cmd(['FOO=1', 'npm', 'test']), cmd(['npm', 'test'])]);
+      assert.deepEqual(parts('FOO=1 npm test'), [cmd(['FOO=1', 'npm', 'test']), cmd(['npm', 'test'])]);
       assert.deepEqual(words(`A="a b" B='c' cmd "$A"`), [['A=a b', 'B=c', 'cmd', '"$A"'], ['cmd', '"$A"']]);
     });
 
     it('makes an assignment-only statement one command', () => {
-      assert.deepEqual(ok('X=1'), [cmd(['X=1'])]);
+      assert.deepEqual(parts('X=1'), [cmd(['X=1'])]);
       assert.deepEqual(words('A=1 B="x y"'), [['A=1', 'B=x y']]);
     });
 
@@ -149,7 +138,7 @@ describe('shell splitCommand', () => {
 
   describe('nested commands', () => {
     it('lists the body of $(...) as well as the outer command', () => {
-      assert.deepEqual(ok('npm test $(rm -rf x)'), [cmd(['npm', 'test', '$(rm -rf x)']), cmd(['rm', '-rf', 'x'])]);
+      assert.deepEqual(parts('npm test $(rm -rf x)'), [cmd(['npm', 'test', '$(rm -rf x)']), cmd(['rm', '-rf', 'x'])]);
     });
 
     it('lists the body of backticks', () => {
@@ -178,7 +167,7 @@ describe('shell splitCommand', () => {
     });
 
     it('splits for / while / until / select bodies', () => {
-      assert.deepEqual(ok('for f in *; do rm "$f"; done'), [cmd(['rm', '"$f"'])]);
+      assert.deepEqual(parts('for f in *; do rm "$f"; done'), [cmd(['rm', '"$f"'])]);
       assert.deepEqual(words('for f in $(ls); do echo $f; done'), [['ls'], ['echo', '$f']]);
       assert.deepEqual(words('while read l; do echo "$l"; done'), [['read', 'l'], ['echo', '"$l"']]);
       assert.deepEqual(words('until false; do sleep 1; done'), [['false'], ['sleep', '1']]);
@@ -220,7 +209,7 @@ describe('shell splitCommand', () => {
       ['cmd 2>&1 > out', ['cmd']],
     ] as const) {
       it(`${source} writes to a file`, () => {
-        assert.deepEqual(ok(source), [cmd([...expected], true)]);
+        assert.deepEqual(parts(source), [cmd([...expected], true)]);
       });
     }
 
@@ -237,39 +226,39 @@ describe('shell splitCommand', () => {
       'cat <<< "text"',
     ]) {
       it(`${source} does not write to a file`, () => {
-        const commands = ok(source);
+        const commands = parts(source);
         assert.equal(commands.length, 1);
         assert.equal(commands[0]!.writesToFile, false);
       });
     }
 
     it('keeps words that follow a redirection', () => {
-      assert.deepEqual(ok('echo > f hi there'), [cmd(['echo', 'hi', 'there'], true)]);
-      assert.deepEqual(ok('> f echo hi'), [cmd(['echo', 'hi'], true)]);
+      assert.deepEqual(parts('echo > f hi there'), [cmd(['echo', 'hi', 'there'], true)]);
+      assert.deepEqual(parts('> f echo hi'), [cmd(['echo', 'hi'], true)]);
     });
 
     it('reports a redirection without a command as an empty command that writes', () => {
-      assert.deepEqual(ok('> f'), [cmd([], true)]);
+      assert.deepEqual(parts('> f'), [cmd([], true)]);
     });
 
     it('applies a trailing redirect only to the last command of a pipeline or list', () => {
-      assert.deepEqual(ok('a | b > f'), [cmd(['a']), cmd(['b'], true)]);
-      assert.deepEqual(ok('a && b > f'), [cmd(['a']), cmd(['b'], true)]);
+      assert.deepEqual(parts('a | b > f'), [cmd(['a']), cmd(['b'], true)]);
+      assert.deepEqual(parts('a && b > f'), [cmd(['a']), cmd(['b'], true)]);
     });
 
     it('applies a redirect of a group or compound command to all its commands', () => {
-      assert.deepEqual(ok('{ a && b; } > f'), [cmd(['a'], true), cmd(['b'], true)]);
-      assert.deepEqual(ok('for x in 1; do echo $x; done >> log'), [cmd(['echo', '$x'], true)]);
+      assert.deepEqual(parts('{ a && b; } > f'), [cmd(['a'], true), cmd(['b'], true)]);
+      assert.deepEqual(parts('for x in 1; do echo $x; done >> log'), [cmd(['echo', '$x'], true)]);
     });
 
     it('does not mark commands inside a substitution as writing', () => {
-      assert.deepEqual(ok('echo $(ls) > f'), [cmd(['echo', '$(ls)'], true), cmd(['ls'])]);
+      assert.deepEqual(parts('echo $(ls) > f'), [cmd(['echo', '$(ls)'], true), cmd(['ls'])]);
     });
   });
 
   describe('process substitution', () => {
     it('flags <(...) and lists the inner commands', () => {
-      assert.deepEqual(ok('diff <(ls a) <(ls b)'), [
+      assert.deepEqual(parts('diff <(ls a) <(ls b)'), [
         cmd(['diff', '<(ls a)', '<(ls b)'], false, true),
         cmd(['ls', 'a']),
         cmd(['ls', 'b']),
@@ -277,11 +266,11 @@ describe('shell splitCommand', () => {
     });
 
     it('flags >(...) as a redirect target', () => {
-      assert.deepEqual(ok('echo x > >(tee y)'), [cmd(['echo', 'x'], false, true), cmd(['tee', 'y'])]);
+      assert.deepEqual(parts('echo x > >(tee y)'), [cmd(['echo', 'x'], false, true), cmd(['tee', 'y'])]);
     });
 
     it('flags the commands fed by a redirect from <(...)', () => {
-      assert.deepEqual(ok('while read l; do echo $l; done < <(ls)'), [
+      assert.deepEqual(parts('while read l; do echo $l; done < <(ls)'), [
         cmd(['read', 'l'], false, true),
         cmd(['echo', '$l'], false, true),
         cmd(['ls']),
@@ -289,13 +278,13 @@ describe('shell splitCommand', () => {
     });
 
     it('does not flag $(...)', () => {
-      assert.equal(ok('echo $(ls)')[0]!.usesProcessSubstitution, false);
+      assert.equal(parts('echo $(ls)')[0]!.usesProcessSubstitution, false);
     });
   });
 
   describe('heredocs', () => {
     it('does not treat the body as commands', () => {
-      assert.deepEqual(ok('cat <<EOF\nrm -rf /\nEOF\necho done'), [cmd(['cat']), cmd(['echo', 'done'])]);
+      assert.deepEqual(parts('cat <<EOF\nrm -rf /\nEOF\necho done'), [cmd(['cat']), cmd(['echo', 'done'])]);
     });
 
     it('does not treat a quoted-delimiter body as commands', () => {
@@ -307,7 +296,7 @@ describe('shell splitCommand', () => {
     });
 
     it('splits the rest of the heredoc line', () => {
-      assert.deepEqual(ok('cat <<EOF | grep x > out\nbody\nEOF'), [cmd(['cat']), cmd(['grep', 'x'], true)]);
+      assert.deepEqual(parts('cat <<EOF | grep x > out\nbody\nEOF'), [cmd(['cat']), cmd(['grep', 'x'], true)]);
     });
   });
 

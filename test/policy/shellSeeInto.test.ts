@@ -5,33 +5,8 @@ import assert from 'node:assert/strict';
 import * as os from 'node:os';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
-import { splitCommand, splitPlainCommand, splitWithParser } from '../../src/policy/shellSplit.js';
-import type { SimpleCommand } from '../../src/policy/shellWalker.js';
-
-function parts(source: string): SimpleCommand[] {
-  const r = splitCommand(source);
-  assert.equal(r.ok, true, `expected ${JSON.stringify(source)} to parse, got ${JSON.stringify(r)}`);
-  return r.commands;
-}
-
-function words(source: string): string[][] {
-  return parts(source).map((c) => c.words);
-}
-
-/** Asserts some part of `source` is exactly `expected`. */
-function hasPart(source: string, expected: string[]): void {
-  const all = words(source);
-  assert.ok(
-    all.some((w) => JSON.stringify(w) === JSON.stringify(expected)),
-    `expected ${JSON.stringify(source)} to have part ${JSON.stringify(expected)}, got ${JSON.stringify(all)}`,
-  );
-}
-
-function rejected(source: string, why?: RegExp): void {
-  const r = splitCommand(source);
-  assert.equal(r.ok, false, `expected ${JSON.stringify(source)} to be unparseable, got ${JSON.stringify(r)}`);
-  if (why && !r.ok) assert.match(r.error, why);
-}
+import { splitPlainCommand, splitWithParser } from '../../src/policy/shellSplit.js';
+import { hasPart, parts, rejected, words } from './splitAssertions.js';
 
 /** The `dynamic` flag of every part of `source`, in order. */
 function dynamics(source: string): boolean[] {

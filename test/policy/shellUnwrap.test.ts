@@ -5,27 +5,7 @@ import * as os from 'node:os';
 import fc from 'fast-check';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
-import { splitCommand } from '../../src/policy/shellSplit.js';
-
-function parts(source: string): string[][] {
-  const r = splitCommand(source);
-  assert.equal(r.ok, true, `expected ${JSON.stringify(source)} to parse, got ${JSON.stringify(r)}`);
-  return r.commands.map((c) => c.words);
-}
-
-/** Asserts some part of `source` is exactly `words`. */
-function hasPart(source: string, words: string[]): void {
-  const all = parts(source);
-  assert.ok(
-    all.some((w) => JSON.stringify(w) === JSON.stringify(words)),
-    `expected ${JSON.stringify(source)} to have part ${JSON.stringify(words)}, got ${JSON.stringify(all)}`,
-  );
-}
-
-function rejected(source: string): void {
-  const r = splitCommand(source);
-  assert.equal(r.ok, false, `expected ${JSON.stringify(source)} to be unparseable, got ${JSON.stringify(r)}`);
-}
+import { hasPart, rejected, words } from './splitAssertions.js';
 
 const POLICY = JSON.stringify({
   version: 1,
@@ -68,14 +48,14 @@ describe('shell unwrapping of programs that run programs', () => {
   });
 
   it('keeps the wrapper and adds the command it runs', () => {
-    assert.deepEqual(parts('sudo rm x'), [['sudo', 'rm', 'x'], ['rm', 'x']]);
-    assert.deepEqual(parts('FOO=1 rm x'), [['FOO=1', 'rm', 'x'], ['rm', 'x']]);
-    assert.deepEqual(parts('ls -la'), [['ls', '-la']]);
+    assert.deepEqual(words('sudo rm x'), [['sudo', 'rm', 'x'], ['rm', 'x']]);
+    assert.deepEqual(words('FOO=1 rm x'), [['FOO=1', 'rm', 'x'], ['rm', 'x']]);
+    assert.deepEqual(words('ls -la'), [['ls', '-la']]);
   });
 
   for (const s of RM_SPELLINGS) {
     it(`${s} has a part starting with rm`, () => {
-      assert.ok(parts(s).some((w) => w[0] === 'rm'), JSON.stringify(parts(s)));
+      assert.ok(words(s).some((w) => w[0] === 'rm'), JSON.stringify(words(s)));
     });
   }
 
@@ -83,8 +63,8 @@ describe('shell unwrapping of programs that run programs', () => {
     hasPart('env -i -u HOME -C /tmp --unset=PATH --chdir=/ -0 -v A=1 B=2 rm x', ['rm', 'x']);
     hasPart('env -- rm x', ['rm', 'x']);
     hasPart('env -uHOME rm x', ['rm', 'x']);
-    assert.deepEqual(parts('env'), [['env']]);
-    assert.deepEqual(parts('env A=1'), [['env', 'A=1']]);
+    assert.deepEqual(words('env'), [['env']]);
+    assert.deepEqual(words('env A=1'), [['env', 'A=1']]);
     hasPart('env - A=1 rm x', ['rm', 'x']);
     rejected("env -S 'rm x'");
     rejected("env --split-string='rm x'");
@@ -101,11 +81,11 @@ describe('shell unwrapping of programs that run programs', () => {
   it('command, exec, time', () => {
     hasPart('command rm x', ['rm', 'x']);
     hasPart('command -p rm x', ['rm', 'x']);
-    assert.deepEqual(parts('command -v rm'), [['command', '-v', 'rm']]);
-    assert.deepEqual(parts('command -V rm'), [['command', '-V', 'rm']]);
+    assert.deepEqual(words('command -v rm'), [['command', '-v', 'rm']]);
+    assert.deepEqual(words('command -V rm'), [['command', '-V', 'rm']]);
     hasPart('exec -c -l -a name rm x', ['rm', 'x']);
-    assert.ok(parts('time rm x').some((w) => w[0] === 'rm'));
-    assert.ok(parts('time -p rm x').some((w) => w[0] === 'rm'));
+    assert.ok(words('time rm x').some((w) => w[0] === 'rm'));
+    assert.ok(words('time -p rm x').some((w) => w[0] === 'rm'));
     rejected('exec -z rm x');
   });
 
@@ -132,15 +112,15 @@ describe('shell unwrapping of programs that run programs', () => {
     hasPart('xargs -0 -n 1 -P 4 -I {} -d x -a f -E e -L 2 -s 100 rm {}', ['rm', '{}']);
     hasPart('xargs --arg-file=f --max-args=2 -i -l3 -eEOF rm', ['rm']);
     hasPart('xargs -r --null rm', ['rm']);
-    assert.deepEqual(parts('xargs'), [['xargs'], ['echo']]);
-    assert.deepEqual(parts('xargs -0'), [['xargs', '-0'], ['echo']]);
+    assert.deepEqual(words('xargs'), [['xargs'], ['echo']]);
+    assert.deepEqual(words('xargs -0'), [['xargs', '-0'], ['echo']]);
     rejected('xargs -Z rm');
   });
 
   it('find -exec, -execdir, -ok, -okdir', () => {
     hasPart('find . -name x -exec rm {} \\;', ['rm', '{}']);
     hasPart('find . -execdir rm {} +', ['rm', '{}']);
-    const all = parts("find . -ok rm {} ';' -okdir mv {} y \\;");
+    const all = words("find . -ok rm {} ';' -okdir mv {} y \\;");
     assert.ok(all.some((w) => w[0] === 'rm') && all.some((w) => w[0] === 'mv'), JSON.stringify(all));
   });
 
@@ -148,7 +128,7 @@ describe('shell unwrapping of programs that run programs', () => {
     for (const sh of ['bash', 'sh', 'zsh', 'dash', 'ksh', '/bin/bash']) hasPart(`${sh} -c 'rm x'`, ['rm', 'x']);
     hasPart("bash -lc 'ls && rm x' name", ['rm', 'x']);
     hasPart("bash -c 'ls && rm x'", ['ls']);
-    assert.deepEqual(parts('bash script.sh'), [['bash', 'script.sh']]);
+    assert.deepEqual(words('bash script.sh'), [['bash', 'script.sh']]);
     hasPart('eval rm x', ['rm', 'x']);
     hasPart("eval 'ls; rm x'", ['rm', 'x']);
     hasPart("bash -c \"sudo -- sh -c 'rm x'\"", ['rm', 'x']);
@@ -162,7 +142,7 @@ describe('shell unwrapping of programs that run programs', () => {
     hasPart('builtin eval rm x', ['rm', 'x']);
     hasPart('coproc rm x', ['rm', 'x']);
     hasPart("trap 'ls; rm x' EXIT INT", ['rm', 'x']);
-    assert.deepEqual(parts('trap - EXIT'), [['trap', '-', 'EXIT']]);
+    assert.deepEqual(words('trap - EXIT'), [['trap', '-', 'EXIT']]);
     rejected("trap -z 'rm x' EXIT");
     rejected("alias a='rm x' b='ls'");
     hasPart("compgen -W 'a b' -C 'rm x' y", ['rm', 'x']);
@@ -184,7 +164,7 @@ describe('shell unwrapping of programs that run programs', () => {
   it('declare -n and hash -p are unparseable', () => {
     rejected('declare -n r=a');
     rejected('hash -p /bin/rm ls');
-    assert.deepEqual(parts('hash -r'), [['hash', '-r']]);
+    assert.deepEqual(words('hash -r'), [['hash', '-r']]);
   });
 
   it('unwraps recursively, up to a depth of 8', () => {

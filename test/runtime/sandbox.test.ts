@@ -17,6 +17,7 @@ import { sandboxPlan } from '../../src/runtime/sandboxMounts.js';
 import { probeSandbox, sandboxAvailability, sandboxTesting } from '../../src/runtime/sandboxProbe.js';
 import type { ToolRunContext, ToolSandbox } from '../../src/runtime/tools.js';
 import { snapshot } from './fsSnapshot.js';
+import { startReplyServer, type ReplyServer } from './replyServer.js';
 
 const probe = probeSandbox();
 
@@ -247,22 +248,16 @@ describe('builtin.run_command in the sandbox (real bubblewrap)', function () {
   });
 
   describe('network', () => {
-    let server: net.Server;
-    const connections = new Set<net.Socket>();
+    let server: ReplyServer;
     let port: number;
     let socketPath: string;
     let unixServer: net.Server;
     before(async () => {
-      server = net.createServer((c) => {
-        connections.add(c.on('close', () => connections.delete(c)));
-        c.end('hello\n');
-      });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      port = (server.address() as net.AddressInfo).port;
+      server = await startReplyServer('hello\n');
+      port = server.port;
     });
     after(async () => {
-      for (const c of connections) c.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server.close();
     });
     beforeEach(async () => {
       socketPath = path.join(ws, 'daemon.sock');

@@ -6,7 +6,6 @@
 // and audited. Against the real bubblewrap; skipped, saying why, where there is none.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
@@ -23,13 +22,13 @@ import type { Session } from '../../src/runtime/session.js';
 import { describeEvent } from '../../src/runtime/transcript.js';
 import type { HostedSession } from '../../src/runtime/sessionHost.js';
 import { askMessage, explainSandbox } from '../../src/vscode/describe.js';
+import { startReplyServer, type ReplyServer } from './replyServer.js';
 
 const probe = probeSandbox();
 
 let ws: string;
-let server: net.Server;
+let server: ReplyServer | undefined;
 let port: number;
-const connections = new Set<net.Socket>();
 const sessions: Session[] = [];
 
 function completed(state: TurnState): Completed {
@@ -81,16 +80,11 @@ describe('the sandbox through sessions (real bubblewrap)', function () {
       this.skip();
     }
     // Answers anything with the same few bytes: enough for bash's /dev/tcp and for curl.
-    server = net.createServer((c) => {
-      connections.add(c.on('close', () => connections.delete(c)));
-      c.end('HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as net.AddressInfo).port;
+    server = await startReplyServer('HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n');
+    port = server.port;
   });
   after(async () => {
-    for (const c of connections) c.destroy();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    await server?.close();
   });
   beforeEach(() => {
     ws = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'sandbox-session-')));

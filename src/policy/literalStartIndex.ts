@@ -19,7 +19,7 @@ interface TrieNode {
   reachable?: readonly CompiledRule[];
 }
 
-export class FirstKeyIndex {
+export class LiteralStartIndex {
   private readonly root: TrieNode = { children: new Map(), own: [] };
   /** Positions of the rules that can match a part whatever its words. */
   private readonly anyKey: number[] = [];
@@ -72,7 +72,7 @@ export class FirstKeyIndex {
 }
 
 /** The leading literal words of each of a rule's command patterns (a pattern is at least one word). */
-export function commandKeys(rule: CompiledRule): LiteralStarts {
+export function commandStarts(rule: CompiledRule): LiteralStarts {
   const source = rule.rule.commands;
   if (source === undefined) return undefined;
   const starts: string[][] = [];
@@ -98,7 +98,7 @@ const OUTSIDE_WORKSPACE: readonly string[] = ['\u0000outside'];
  * a first segment that is a pattern, or a glob with a `.`, `..` or empty segment anywhere
  * (minimatch folds `src/../secrets/**` into `secrets/**`: its first segment is not `src`).
  */
-export function pathKeys(rule: CompiledRule): LiteralStarts {
+export function pathStarts(rule: CompiledRule): LiteralStarts {
   const source = rule.paths?.source;
   if (source === undefined) return undefined;
   const starts: string[][] = [];
