@@ -21,6 +21,34 @@ const coreBesideEntry = {
   },
 };
 
+/**
+ * The `agentpolicy` executable is a small dispatcher: it loads one of two bundles beside it, the
+ * hook's (`require('./hookMain.js')` → `./hook.js`, the policy engine only: a host starts it for
+ * every tool call) or every other command's (`require('./agentpolicy.js')` → `./commands.js`).
+ */
+const CLI_BUNDLES = { './hookMain.js': './hook.js', './agentpolicy.js': './commands.js' };
+const bundlesBesideCli = {
+  name: 'bundles-beside-cli',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/(hookMain|agentpolicy)\.js$/ }, (args) =>
+      args.importer.endsWith(path.join('src', 'cli', 'main.ts')) ? { path: CLI_BUNDLES[args.path], external: true } : undefined,
+    );
+  },
+};
+
+/**
+ * The hook's bundle leaves the policy schema (zod: two thirds of the bundle) to a bundle of its
+ * own, `policySchema.js`, loaded only when a policy text has not been validated before.
+ */
+const schemaBesideHook = {
+  name: 'schema-beside-hook',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/schema\.js$/ }, (args) =>
+      args.importer.endsWith(path.join('src', 'policy', 'policy.ts')) && args.kind === 'require-call' ? { path: './policySchema.js', external: true } : undefined,
+    );
+  },
+};
+
 export const entries = [
   // The extension notes when its bundle starts to run, so activation time includes loading it.
   // Its last line notes when evaluation ended: activation = evaluation + activate(), as VS Code counts it.
@@ -30,7 +58,10 @@ export const entries = [
     banner: 'var __agentPolicyLoadStart = performance.now();', footer: 'var __agentPolicyLoadEnd = performance.now();',
   },
   { in: 'src/vscode/core.ts', out: 'extensionCore' },
-  { in: 'src/cli/main.ts', out: 'cli', banner: '#!/usr/bin/env node' },
+  { in: 'src/cli/main.ts', out: 'cli', banner: '#!/usr/bin/env node', importMeta: false, plugins: [bundlesBesideCli] },
+  { in: 'src/cli/agentpolicy.ts', out: 'commands' },
+  { in: 'src/cli/hookMain.ts', out: 'hook', plugins: [schemaBesideHook] },
+  { in: 'src/policy/schema.ts', out: 'policySchema' },
   { in: 'src/entries/policy.ts', out: 'policy' },
   { in: 'src/entries/runtime.ts', out: 'runtime' },
 ];

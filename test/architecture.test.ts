@@ -387,8 +387,9 @@ describe('architecture: the house rules of src/', () => {
     'src/runtime/providers': ['src/runtime', 'src/policy'],
     'src/mcp': ['src/runtime', 'src/policy'],
     'src/entries': ['src/policy', 'src/agents', 'src/runtime', 'src/runtime/providers'],
-    'src/cli': ['src/policy', 'src/agents', 'src/runtime', 'src/runtime/providers', 'src/mcp'],
-    'src/vscode': ['src/policy', 'src/agents', 'src/runtime', 'src/runtime/providers', 'src/mcp', 'src/entries'],
+    'src/hooks': ['src/policy', 'src/runtime'],
+    'src/cli': ['src/policy', 'src/agents', 'src/runtime', 'src/runtime/providers', 'src/mcp', 'src/hooks'],
+    'src/vscode': ['src/policy', 'src/agents', 'src/runtime', 'src/runtime/providers', 'src/mcp', 'src/entries', 'src/hooks'],
   };
 
   it('keeps every folder to the rooms it may import (src/policy is the bottom)', () => {

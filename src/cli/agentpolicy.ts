@@ -13,6 +13,7 @@ import { toolKinds, type ToolKind } from '../policy/schema.js';
 import { initShellParser } from '../policy/shellParser.js';
 import { auditTable, interruptedSessions, readAuditLog } from '../runtime/auditRead.js';
 import { sandboxForDecision } from '../runtime/sandboxRun.js';
+import { HOOK_USAGE, hookMain, readProcessStdin } from './hookMain.js';
 import { runCommand, RunUsageError } from './run.js';
 
 export class UsageError extends Error {}
@@ -21,6 +22,10 @@ export interface CliIo {
   out: (line: string) => void;
   err: (line: string) => void;
   cwd: string;
+  /** For `hook`: the host's input (default: the process's stdin). */
+  readStdin?: () => string;
+  /** For `hook`: the environment the host gave (default: the process's). */
+  env?: NodeJS.ProcessEnv;
 }
 
 const USAGE = `usage:
@@ -30,7 +35,8 @@ const USAGE = `usage:
                       [--workspace DIR] [--untrusted] [--sandbox yes|no] [--policy F] [--managed F] [--user F] [--json]
   agentpolicy run --prompt TEXT [--workspace DIR] [--agents F] [--agent NAME] [--answer allow|deny|keep]
                   [--policy F] [--managed F] [--user F] [--untrusted] [--audit F] [--json]
-  agentpolicy audit FILE [--json] [--interrupted]`;
+  agentpolicy audit FILE [--json] [--interrupted]
+${HOOK_USAGE.replace(/^usage:\n/, '')}`;
 
 const COMMON = { policy: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 const OPTIONS = {
@@ -58,6 +64,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       (command === undefined ? io.err : io.out)(USAGE);
       return command === undefined ? 2 : 0;
     }
+    if (command === 'hook') return await hook(rest, io);
     if (!(command in OPTIONS)) throw new UsageError(`unknown command "${command}"`);
     const options = OPTIONS[command as keyof typeof OPTIONS];
     let values: Record<string, string | boolean | undefined>;
@@ -329,6 +336,17 @@ async function run(values: Values, io: CliIo): Promise<number> {
     },
     io,
   );
+}
+
+/** `agentpolicy hook …` (main.ts runs it from its own bundle; this is the same, for tests and programs). */
+function hook(args: string[], io: CliIo): Promise<number> {
+  return hookMain({
+    argv: args, readStdin: io.readStdin ?? readProcessStdin, env: io.env ?? process.env, cwd: io.cwd,
+    out: (text) => {
+      if (text !== '') io.out(text.replace(/\n$/, ''));
+    },
+    err: io.err,
+  });
 }
 
 function audit(values: Values, positionals: readonly string[], io: CliIo): number {

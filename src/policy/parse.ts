@@ -24,9 +24,13 @@ export interface ParseOptions {
   what: string;
   /** Valid field names by path shape ('' for the root, 'rules.#' for a rule), for "did you mean" hints. */
   knownKeys?: ReadonlyMap<string, readonly string[]>;
+  /** What this exact text validated to before: taken as is when the text reads cleanly. */
+  knownValid?: unknown;
 }
 
-export function parseJsoncWithSchema<T>(text: string, file: string, schema: z.ZodType<T>, options: ParseOptions): ParsedJsonc<T> {
+/** `schema` may be a function building it at first use. */
+export function parseJsoncWithSchema<T>(text: string, file: string, given: z.ZodType<T> | (() => z.ZodType<T>), options: ParseOptions): ParsedJsonc<T> {
+  const schema = (): z.ZodType<T> => (typeof given === 'function' ? given() : given);
   const { what } = options;
   const lines = new LineMap(text);
   const result: { -readonly [K in keyof ParsedJsonc<T>]: ParsedJsonc<T>[K] } = { file, text, lines, root: undefined, value: undefined, diagnostics: [] };
@@ -36,7 +40,7 @@ export function parseJsoncWithSchema<T>(text: string, file: string, schema: z.Zo
     // A valid file is read without its syntax tree, which is built only if something asks for it.
     const fast = readJsoncFast(source, MAX_TEXT_DEPTH);
     if (fast) {
-      const parsed = schema.safeParse(fast.value);
+      const parsed = options.knownValid !== undefined ? { success: true as const, data: options.knownValid as T } : schema().safeParse(fast.value);
       if (parsed.success) {
         let tree: Node | undefined;
         Object.defineProperty(result, 'root', { get: () => (tree ??= parseTree(source, [], TREE_OPTIONS)), enumerable: true, configurable: true });
@@ -68,7 +72,7 @@ export function parseJsoncWithSchema<T>(text: string, file: string, schema: z.Zo
     }
     result.root = root;
     result.diagnostics.push(...duplicateKeys(root, file));
-    const parsed = schema.safeParse(getNodeValue(root));
+    const parsed = schema().safeParse(getNodeValue(root));
     if (!parsed.success) {
       for (const issue of parsed.error.issues) result.diagnostics.push(...issueDiagnostics(issue, root, file, options.knownKeys));
     }

@@ -11,7 +11,8 @@ import { literalPrefix } from './globs.js';
 import { parseJsoncWithSchema, type ParsedJsonc } from './parse.js';
 import { PathResolver } from './paths.js';
 import { PreparedCall } from './preparedCall.js';
-import { hintNames, PolicyFileSchema, type Decision, type PolicyFile, type SandboxMode } from './schema.js';
+import { hintNames } from './policyNames.js';
+import type { Decision, PolicyFile, SandboxMode } from './schema.js';
 
 export const LAYER_ORDER: readonly LayerName[] = ['managed', 'workspace', 'user'];
 
@@ -83,8 +84,21 @@ export class PolicyLayer {
   }
 }
 
-export function loadPolicyText(text: string, file: string, layer: LayerName = 'workspace'): PolicyLayer {
-  return new PolicyLayer(layer, file, parseJsoncWithSchema(text, file, PolicyFileSchema, { what: 'the policy file', knownKeys: KNOWN_KEYS }));
+/**
+ * Reads and compiles one policy file. `knownValid`: the value this exact text was validated to
+ * before (`agentpolicy hook` keeps them by the text's digest), used without validating again.
+ */
+export function loadPolicyText(text: string, file: string, layer: LayerName = 'workspace', knownValid?: PolicyFile): PolicyLayer {
+  return new PolicyLayer(layer, file, parseJsoncWithSchema(text, file, policyFileSchema, { what: 'the policy file', knownKeys: KNOWN_KEYS, ...(knownValid ? { knownValid } : {}) }));
+}
+
+/**
+ * The schema, built at its first use: its zod objects cost tens of milliseconds, which a hook
+ * that finds its policy already validated never pays. (The bundler keeps a required module lazy.)
+ */
+function policyFileSchema(): typeof import('./schema.js').PolicyFileSchema {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('./schema.js') as typeof import('./schema.js')).PolicyFileSchema;
 }
 
 /**

@@ -1,10 +1,11 @@
 // The policy file's schema (policy-format.md, version 1). Every object is strict: an unknown
 // field is an error, so a typo such as "tool" for "tools" can never widen a rule.
 import { z } from 'zod';
+import { hintNames, toolKinds } from './policyNames.js';
+
+export { hintNames, toolKinds };
 
 export const decisionValues = ['allow', 'ask', 'deny'] as const;
-export const toolKinds = ['builtin', 'client', 'mcp', 'connector', 'plugin'] as const;
-export const hintNames = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
 
 /** The longest `timeout` a timer can hold: setTimeout takes at most 2^31-1 ms. */
 export const MAX_ASK_TIMEOUT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);

@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { commandOf, effectiveHints } from '../policy/call.js';
+import { commandOf, effectiveHints, type ToolDescriptor } from '../policy/call.js';
 import { CONVENTIONAL_PATH_FIELDS, realpathOfExistingPrefix } from '../policy/paths.js';
 import { splitCommand } from '../policy/shellSplit.js';
 import type { ToolHook } from './sessionOptions.js';
@@ -28,45 +28,50 @@ export const PROTECTED_FILES_HOOK = 'protected-files';
 const ONCE = 'only a person can allow this, once';
 
 export function protectedFilesHook(files: readonly string[]): ToolHook {
+  return { name: PROTECTED_FILES_HOOK, check: protectedFilesCheck(files) };
+}
+
+/**
+ * Why a call would change a protected file (the title to ask with), or undefined. Reads only the
+ * tool's descriptor: `agentpolicy hook` checks other agents' calls with it too.
+ */
+export function protectedFilesCheck(files: readonly string[]): (call: { tool: ToolDescriptor; input: unknown; workspaceFolder: string }) => string | undefined {
   const perFolder = new Map<string, ProtectedName[]>();
   // The literal paths, normalised once; where they really lead is resolved again on every call,
   // so that a `.vscode` made (or replaced) by a symbolic link during the session stays protected.
   const literal = files.map((f) => path.resolve(f));
-  return {
-    name: PROTECTED_FILES_HOOK,
-    check({ tool, input, workspaceFolder }) {
-      // Builtins' annotations are ours and honest; anyone else's read-only claim is not trusted here.
-      if (tool.kind === 'builtin' && effectiveHints(tool.annotations).readOnlyHint) return undefined;
-      const workspace = path.resolve(workspaceFolder);
-      let shown = perFolder.get(workspace);
-      if (!shown) perFolder.set(workspace, (shown = literal.map((f) => nameIn(workspace, f))));
-      const { command } = commandOf({ tool, input, agent: '' });
-      const values = pathValues(input, tool.pathArgs);
-      const foreign = tool.kind !== 'builtin' && tool.kind !== 'client';
-      // Resolving the protected paths costs file-system calls: only for a call that could reach one.
-      if (values.length === 0 && command === undefined && !foreign) return undefined;
-      const targets = protectedTargets(literal);
-      const roots = [workspace, realpathOfExistingPrefix(workspace)];
-      for (const value of values) {
-        const forms = pathForms(workspace, value);
-        // Where a command runs is no target: the workspace folder (and above) there is no ask.
-        const hit = matchProtected(forms, targets, command !== undefined ? roots : []);
-        if (hit) return `${tool.id} would change the protected file ${shownOf(workspace, hit)}: ${ONCE}`;
-        const linked = hardLinkTo(forms[1], targets);
-        if (linked) return `${tool.id} would change ${value}, a hard link to the protected file ${shownOf(workspace, linked)}: ${ONCE}`;
-      }
-      if (command !== undefined) {
-        const named = commandNaming(command, commandCwd(input, workspace), workspace, roots, targets, shown);
-        if (named) return named;
-      }
-      // A tool that is not ours may take its paths in any field, nested or not (file_path, edits[].path…),
-      // and resolve them its own way: any string that names a protected file asks.
-      if (foreign) {
-        const named = stringNaming(input, workspace, shown, targets);
-        if (named !== undefined) return `${tool.id} names the protected file ${shownOf(workspace, named)}: ${ONCE}`;
-      }
-      return undefined;
-    },
+  return ({ tool, input, workspaceFolder }) => {
+    // Builtins' annotations are ours and honest; anyone else's read-only claim is not trusted here.
+    if (tool.kind === 'builtin' && effectiveHints(tool.annotations).readOnlyHint) return undefined;
+    const workspace = path.resolve(workspaceFolder);
+    let shown = perFolder.get(workspace);
+    if (!shown) perFolder.set(workspace, (shown = literal.map((f) => nameIn(workspace, f))));
+    const { command } = commandOf({ tool, input, agent: '' });
+    const values = pathValues(input, tool.pathArgs);
+    const foreign = tool.kind !== 'builtin' && tool.kind !== 'client';
+    // Resolving the protected paths costs file-system calls: only for a call that could reach one.
+    if (values.length === 0 && command === undefined && !foreign) return undefined;
+    const targets = protectedTargets(literal);
+    const roots = [workspace, realpathOfExistingPrefix(workspace)];
+    for (const value of values) {
+      const forms = pathForms(workspace, value);
+      // Where a command runs is no target: the workspace folder (and above) there is no ask.
+      const hit = matchProtected(forms, targets, command !== undefined ? roots : []);
+      if (hit) return `${tool.id} would change the protected file ${shownOf(workspace, hit)}: ${ONCE}`;
+      const linked = hardLinkTo(forms[1], targets);
+      if (linked) return `${tool.id} would change ${value}, a hard link to the protected file ${shownOf(workspace, linked)}: ${ONCE}`;
+    }
+    if (command !== undefined) {
+      const named = commandNaming(command, commandCwd(input, workspace), workspace, roots, targets, shown);
+      if (named) return named;
+    }
+    // A tool that is not ours may take its paths in any field, nested or not (file_path, edits[].path…),
+    // and resolve them its own way: any string that names a protected file asks.
+    if (foreign) {
+      const named = stringNaming(input, workspace, shown, targets);
+      if (named !== undefined) return `${tool.id} names the protected file ${shownOf(workspace, named)}: ${ONCE}`;
+    }
+    return undefined;
   };
 }
 

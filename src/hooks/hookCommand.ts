@@ -1,0 +1,229 @@
+// `agentpolicy hook --agent HOST`: one tool call of another maker's agent, read from the host's
+// hook input, judged with the workspace's layered policy and the protected files, written to the
+// audit log, put to a person in the editor when the policy asks and a window runs for the
+// folder, and answered in the host's format. Whatever goes wrong, the answer blocks: a hook that
+// fails must never let a call through (most hosts let a call through when the hook crashes).
+import * as path from 'node:path';
+import type { ToolCall } from '../policy/call.js';
+import type { PolicyDecision } from '../policy/policy.js';
+import { auditParts, FileAuditLog, inputDigest, summarizeInput, type AuditEntry } from '../runtime/audit.js';
+import { DEFAULT_PROTECTED_FILES, PROTECTED_FILES_HOOK, protectedFilesCheck } from '../runtime/protected.js';
+import { HOSTS, type HostAgent } from './hostAgents.js';
+import { hostAnswer, type HookVerdict, type HostAnswer } from './hostAnswers.js';
+import { HostInputError, readHostCall, type HostToolCall } from './hostCalls.js';
+import { defaultStateDir, loadHookPolicy } from './hookPolicy.js';
+
+export interface HookOptions {
+  agent: HostAgent;
+  /** The host's timeout for this hook, in seconds (the entry's `timeout`); the hook answers before it. */
+  timeoutSeconds?: number;
+  policyFile?: string;
+  workspace?: string;
+  managedFile?: string;
+  userFile?: string;
+  /** The audit log to append to (default: the editor's for the folder, else the user's state folder). */
+  auditFile?: string;
+  /** Judge the workspace layer as untrusted (it can only tighten). */
+  untrusted?: boolean;
+  /** The user's state folder (last valid policies, the default audit log). */
+  stateDir?: string;
+}
+
+/** What the editor is asked when the policy asks (the editor bridge's request). */
+export interface HookAsk {
+  host: HostAgent;
+  hostLabel: string;
+  hostSession: string;
+  agent?: string;
+  toolId: string;
+  input: unknown;
+  summary: string;
+  reason?: string;
+  rule: PolicyDecision['rule'];
+  parts?: PolicyDecision['parts'];
+  remember: 'session' | 'never';
+  timeoutSeconds?: number;
+  onTimeout: 'deny' | 'keep';
+}
+
+export type HookEditorAnswer = { answer: 'allow-once' | 'allow-session' | 'deny'; by: 'person' | 'session'; reason?: string };
+
+/** An editor window running for the folder, as the hook sees it. */
+export interface HookEditor {
+  auditFile?: string;
+  trusted?: boolean;
+  managedPolicyFile?: string;
+  userPolicyFile?: string;
+  ask(ask: HookAsk, deadlineMs: number): Promise<HookEditorAnswer | undefined>;
+}
+
+export interface HookDeps {
+  stdin: string;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  /** The editor window for a folder, if one runs. */
+  findEditor?: (folder: string) => HookEditor | undefined;
+  /** Loads the shell parser (only a command needs it, and it costs a WebAssembly compile). */
+  loadShellParser?: () => Promise<void>;
+  now?: () => number;
+}
+
+/** The hook's answer, and a line for the host's log when it blocked on an error. */
+export interface HookResult extends HostAnswer {
+  verdict: HookVerdict;
+  stderr?: string;
+}
+
+/** Seconds kept in hand before the host's timeout: the answer must reach the host before it gives up. */
+function marginSeconds(timeout: number): number {
+  return Math.min(5, Math.max(0.5, timeout * 0.2));
+}
+
+/** Relative paths of the host are relative to its working folder; the policy resolves them against the workspace. */
+function anchored(call: ToolCall, hostCwd: string, workspace: string): ToolCall {
+  const input = call.input as Record<string, unknown>;
+  if (call.tool.kind !== 'builtin' || input === null || typeof input !== 'object') return call;
+  if (path.resolve(hostCwd) === path.resolve(workspace)) return call;
+  const out: Record<string, unknown> = { ...input };
+  const absolute = (v: unknown): unknown => (typeof v === 'string' ? path.resolve(hostCwd, v) : v);
+  if ('path' in out) out.path = absolute(out.path);
+  if (Array.isArray(out.paths)) out.paths = out.paths.map(absolute);
+  if (call.tool.id === 'builtin.run_command') out.cwd = out.cwd !== undefined ? absolute(out.cwd) : hostCwd;
+  return { ...call, input: out };
+}
+
+/** The protected paths of the workspace, and the hook's own state (last valid policies, its audit log). */
+function protectedPaths(workspace: string, stateDir: string): string[] {
+  return [...DEFAULT_PROTECTED_FILES.map((f) => path.resolve(workspace, f) + (f.endsWith('/') ? '/' : '')), `${stateDir}/`];
+}
+
+/** A blocking answer in the host's format, saying why. */
+export function blocked(agent: HostAgent, event: string, reason: string, camelCase = false): HookResult {
+  const verdict: HookVerdict = { decision: 'deny', reason: `Agent Policy blocked this call: ${reason}` };
+  return { ...hostAnswer(agent, event, verdict, camelCase), verdict, stderr: `agentpolicy hook: ${reason}` };
+}
+
+/** Answers one hook call. Never throws: an error is a blocking answer that says what went wrong. */
+export async function runHook(options: HookOptions, deps: HookDeps): Promise<HookResult> {
+  const { agent } = options;
+  let event = 'PreToolUse';
+  let camelCase = false;
+  try {
+    const hostCall = readHostCall(agent, deps.stdin, deps.env, deps.cwd);
+    event = hostCall.event;
+    camelCase = hostCall.camelCase === true;
+    return await judgeAndAnswer(options, deps, hostCall);
+  } catch (error) {
+    const reason = error instanceof HostInputError ? error.message : `the hook failed (${error instanceof Error ? error.message : String(error)})`;
+    return blocked(agent, event, reason, camelCase);
+  }
+}
+
+async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: HostToolCall): Promise<HookResult> {
+  const { agent } = options;
+  const label = HOSTS[agent].label;
+  const now = deps.now ?? Date.now;
+  const started = now();
+  const timeout = options.timeoutSeconds ?? HOSTS[agent].defaultTimeoutSeconds;
+  const deadline = started + (timeout - marginSeconds(timeout)) * 1000;
+  const stateDir = options.stateDir ?? defaultStateDir(deps.env);
+  const editor = deps.findEditor?.(hostCall.folder);
+
+  const loaded = loadHookPolicy({
+    folder: hostCall.folder, stateDir,
+    ...(options.policyFile !== undefined ? { policyFile: options.policyFile } : {}),
+    ...(options.workspace !== undefined ? { workspace: options.workspace } : {}),
+    ...pick('managedFile', options.managedFile ?? editor?.managedPolicyFile ?? nonEmpty(deps.env.AGENTPOLICY_MANAGED_POLICY)),
+    ...pick('userFile', options.userFile ?? editor?.userPolicyFile ?? nonEmpty(deps.env.AGENTPOLICY_USER_POLICY)),
+  });
+  const auditFile = options.auditFile ?? editor?.auditFile ?? nonEmpty(deps.env.AGENTPOLICY_AUDIT) ?? path.join(stateDir, 'audit.jsonl');
+  const session = `${agent}:${hostCall.session || 'unknown'}`;
+  const call = anchored(hostCall.call, hostCall.cwd, loaded.workspaceFolder);
+  const auditBase: Omit<AuditEntry, 'time' | 'event'> = {
+    session, agent: call.agent, tool: call.tool.id, inputDigest: inputDigest(call.input), summary: summarizeInput(call.input),
+  };
+  const audit = new FileAuditLog(auditFile);
+  try {
+    if (!loaded.ok) {
+      const result = blocked(agent, hostCall.event, loaded.reason, hostCall.camelCase);
+      audit.write({ time: new Date().toISOString(), event: 'decision', ...auditBase, decision: 'deny', rule: null, default: 'builtin', reason: loaded.reason });
+      return result;
+    }
+    const trusted = options.untrusted !== true && editor?.trusted !== false;
+    const decide = (): PolicyDecision => loaded.policy.decide(call, {
+      workspaceFolder: loaded.workspaceFolder, trusted,
+      sandbox: false, sandboxUnavailable: `${label} runs the command itself, outside Agent Policy's sandbox`,
+    });
+    let decision: PolicyDecision;
+    try {
+      decision = decide();
+    } catch (error) {
+      // A command the plain-list reader cannot split needs the shell parser, loaded only then
+      // (it costs a WebAssembly compile). Any other error throws again, and blocks.
+      if (!deps.loadShellParser) throw error;
+      await deps.loadShellParser();
+      decision = decide();
+    }
+    const protectedTitle = decision.decision === 'deny' ? undefined
+      : protectedFilesCheck(protectedPaths(loaded.workspaceFolder, stateDir))({ tool: call.tool, input: call.input, workspaceFolder: loaded.workspaceFolder });
+    const decided: Omit<AuditEntry, 'time' | 'event'> = {
+      ...auditBase, rule: decision.rule, lowered: decision.lowered,
+      ...(decision.rule === null ? { default: decision.defaultFrom ?? 'builtin' } : {}),
+      ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+      ...auditParts(decision.parts),
+      ...(protectedTitle !== undefined ? { hook: PROTECTED_FILES_HOOK } : {}),
+    };
+    const asks = protectedTitle !== undefined || decision.decision === 'ask';
+    if (!asks) {
+      audit.write({ time: new Date().toISOString(), event: 'decision', ...decided, decision: decision.decision });
+      const reason = decision.decision === 'deny' ? decision.reason ?? 'the policy denies this call' : describeAllow(decision);
+      return answer(agent, hostCall, { decision: decision.decision, reason });
+    }
+    const reason = protectedTitle ?? decision.reason ?? `the policy asks before ${call.tool.id}`;
+    audit.write({ time: new Date().toISOString(), event: 'decision', ...decided, decision: 'ask' });
+    if (!editor) return answer(agent, hostCall, { decision: 'ask', reason });
+    const ask: HookAsk = {
+      host: agent, hostLabel: label, hostSession: hostCall.session, toolId: call.tool.id, input: call.input,
+      summary: summarizeInput(call.input), reason, rule: decision.rule,
+      ...(hostCall.subagent !== undefined ? { agent: hostCall.subagent } : {}),
+      ...(decision.parts ? { parts: decision.parts } : {}),
+      remember: protectedTitle !== undefined ? 'never' : decision.ask?.remember ?? 'session',
+      ...(decision.ask?.timeout !== undefined ? { timeoutSeconds: decision.ask.timeout } : {}),
+      onTimeout: decision.ask?.onTimeout ?? 'deny',
+    };
+    const answered = await editor.ask(ask, deadline);
+    if (answered === undefined) {
+      // No answer before the host would give up: the rule's onTimeout (keep: the host's own ask, where it has one).
+      const onTimeout = ask.onTimeout === 'keep' ? 'ask' : 'deny';
+      return answer(agent, hostCall, { decision: onTimeout, reason: `${reason} (no answer in the editor within ${Math.round((deadline - started) / 1000)} s)` });
+    }
+    if (answered.answer === 'deny') return answer(agent, hostCall, { decision: 'deny', reason: answered.reason ?? 'a person denied this call in the editor' });
+    return answer(agent, hostCall, { decision: 'allow', reason: answered.by === 'session' ? 'allowed for this session in the editor' : 'a person allowed this call in the editor' });
+  } catch (error) {
+    // Above all an audit line that could not be written: the call must not run unrecorded.
+    return blocked(agent, hostCall.event, `${error instanceof Error ? error.message : String(error)}`, hostCall.camelCase);
+  } finally {
+    try {
+      audit.close();
+    } catch {
+      // Closing cannot lose a line: each was written whole before.
+    }
+  }
+}
+
+function answer(agent: HostAgent, hostCall: HostToolCall, verdict: HookVerdict): HookResult {
+  return { ...hostAnswer(agent, hostCall.event, verdict, hostCall.camelCase), verdict };
+}
+
+function describeAllow(decision: PolicyDecision): string {
+  if (decision.rule) return `allowed by ${decision.rule.layer} rule ${decision.rule.id !== null ? `"${decision.rule.id}"` : decision.rule.index + 1} (${decision.rule.file}:${decision.rule.line})`;
+  return `allowed by the ${decision.defaultFrom ?? 'built-in'} default`;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value !== undefined && value !== '' ? value : undefined;
+}
+
+function pick<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, string>);
+}

@@ -1,0 +1,171 @@
+// The layered policy a hook judges with: the workspace's `.agentpolicy.jsonc` (found at or above
+// the host's folder), and the managed and user files the editor or the command line names. An
+// invalid file is replaced by its last valid version, kept per file in the user's state folder
+// (the editor keeps its own in memory; a hook is a new process each call); with none, the hook
+// blocks. A text validated before is not validated again (see compileLayer). Loading never
+// throws: every failure is a reason the hook gives when it blocks.
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { LayerName } from '../policy/compile.js';
+import { nextLayerState, Policy, loadPolicyText, type LayerState, type PolicyLayer } from '../policy/policy.js';
+import type { PolicyFile } from '../policy/schema.js';
+
+export const WORKSPACE_POLICY = '.agentpolicy.jsonc';
+
+export interface HookPolicySources {
+  /** The host's folder (project dir or cwd): the workspace is the nearest folder at or above it with a policy. */
+  folder: string;
+  /** `--policy`: the workspace policy file, instead of searching. */
+  policyFile?: string;
+  /** `--workspace`: the folder paths resolve against, instead of the policy's folder. */
+  workspace?: string;
+  managedFile?: string;
+  userFile?: string;
+  /** Where last valid versions are kept (default: the user's state folder). */
+  stateDir?: string;
+}
+
+export type HookPolicy =
+  | { ok: true; policy: Policy; workspaceFolder: string; files: string[]; warnings: string[] }
+  | { ok: false; reason: string; workspaceFolder: string };
+
+/** The user's state folder for Agent Policy ($XDG_STATE_HOME/agentpolicy, else ~/.local/state/agentpolicy). */
+export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_STATE_HOME && path.isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : path.join(os.homedir(), '.local', 'state');
+  return path.join(base, 'agentpolicy');
+}
+
+/** The nearest folder at or above `folder` holding the workspace policy; undefined when none does. */
+export function findWorkspacePolicy(folder: string): string | undefined {
+  for (let dir = path.resolve(folder); ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, WORKSPACE_POLICY);
+    try {
+      if (fs.statSync(candidate).isFile()) return candidate;
+    } catch {
+      // Not here: look one folder up.
+    }
+    if (path.dirname(dir) === dir) return undefined;
+  }
+}
+
+function lastValidFile(stateDir: string, file: string): string {
+  return path.join(stateDir, 'last-valid', `${createHash('sha256').update(path.resolve(file)).digest('hex').slice(0, 32)}.jsonc`);
+}
+
+/** Keeps a valid file's text as its last valid version (only when it changed; a failure to keep it is only a warning). */
+function keepLastValid(stateDir: string, file: string, text: string, warnings: string[]): void {
+  const kept = lastValidFile(stateDir, file);
+  try {
+    if (fs.readFileSync(kept, 'utf8') === text) return;
+  } catch {
+    // Not kept yet.
+  }
+  try {
+    fs.mkdirSync(path.dirname(kept), { recursive: true, mode: 0o700 });
+    const temp = `${kept}.${process.pid}.tmp`;
+    fs.writeFileSync(temp, text, { mode: 0o600 });
+    fs.renameSync(temp, kept);
+  } catch (error) {
+    warnings.push(`the last valid version of ${file} could not be kept (${(error as Error).message})`);
+  }
+}
+
+function readLastValid(stateDir: string, file: string, shown: string, layer: LayerName): PolicyLayer | undefined {
+  try {
+    const loaded = compileLayer(fs.readFileSync(lastValidFile(stateDir, file), 'utf8'), shown, layer, stateDir);
+    return loaded.valid ? loaded : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+type LayerLoad = { state: LayerState; warning?: string } | { error: string };
+
+/**
+ * What this program's build is: a validated value is reused only by the build that validated it
+ * (a later version may read the same text differently).
+ */
+const BUILD = (() => {
+  try {
+    const stat = fs.statSync(__filename);
+    return `${__filename}:${stat.size}:${stat.mtimeMs}`;
+  } catch {
+    return `${process.pid}:${Date.now()}`;
+  }
+})();
+
+function validatedFile(stateDir: string, text: string): string {
+  return path.join(stateDir, 'validated', `${createHash('sha256').update(BUILD).update('\0').update(text).digest('hex').slice(0, 40)}.json`);
+}
+
+/**
+ * The layer from its text. A text validated before (by this build) is compiled from the value it
+ * validated to, without building the schema: a hook starts for every call, and the schema is
+ * most of its start-up cost.
+ */
+function compileLayer(text: string, shown: string, layer: LayerName, stateDir: string): PolicyLayer {
+  const known = validatedFile(stateDir, text);
+  try {
+    const loaded = loadPolicyText(text, shown, layer, JSON.parse(fs.readFileSync(known, 'utf8')) as PolicyFile);
+    if (loaded.valid) return loaded;
+  } catch {
+    // Not validated before (or unreadable): validate now.
+  }
+  const loaded = loadPolicyText(text, shown, layer);
+  if (loaded.valid && loaded.policy) {
+    try {
+      fs.mkdirSync(path.dirname(known), { recursive: true, mode: 0o700 });
+      const temp = `${known}.${process.pid}.tmp`;
+      fs.writeFileSync(temp, JSON.stringify(loaded.policy), { mode: 0o600 });
+      fs.renameSync(temp, known);
+    } catch {
+      // Only the next call's speed depends on it.
+    }
+  }
+  return loaded;
+}
+
+function loadLayer(file: string, shown: string, layer: LayerName, stateDir: string, warnings: string[]): LayerLoad {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    return { error: `the ${layer} policy ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` };
+  }
+  const loaded = compileLayer(text, shown, layer, stateDir);
+  if (loaded.valid) {
+    keepLastValid(stateDir, file, text, warnings);
+    return { state: nextLayerState(undefined, loaded) };
+  }
+  const first = loaded.diagnostics.find((d) => d.severity === 'error');
+  const why = first ? `${first.code}: ${first.message}` : 'invalid';
+  const previous = readLastValid(stateDir, file, shown, layer);
+  if (!previous) return { error: `the ${layer} policy ${file} is invalid (${why}) and there is no last valid version of it` };
+  return { state: nextLayerState({ kind: 'ok', layer: previous }, loaded), warning: `${file} is invalid (${why}): its last valid version applies` };
+}
+
+/** The policy in force for a host's call. Never throws. */
+export function loadHookPolicy(sources: HookPolicySources): HookPolicy {
+  const stateDir = sources.stateDir ?? defaultStateDir();
+  const workspaceFile = sources.policyFile !== undefined ? path.resolve(sources.folder, sources.policyFile) : findWorkspacePolicy(sources.folder);
+  const workspaceFolder = path.resolve(sources.workspace ?? (workspaceFile !== undefined ? path.dirname(workspaceFile) : sources.folder));
+  const warnings: string[] = [];
+  const layers: Partial<Record<LayerName, LayerState>> = {};
+  const files: string[] = [];
+  const named: Array<[LayerName, string | undefined]> = [['managed', sources.managedFile], ['workspace', workspaceFile], ['user', sources.userFile]];
+  for (const [layer, file] of named) {
+    if (file === undefined) continue;
+    const full = path.resolve(sources.folder, file);
+    // As the editor names them: the workspace file relative to the workspace, the others in full.
+    const inside = path.relative(workspaceFolder, full);
+    const shown = layer === 'workspace' && !inside.startsWith('..') && !path.isAbsolute(inside) ? inside : full;
+    const loaded = loadLayer(full, shown, layer, stateDir, warnings);
+    if ('error' in loaded) return { ok: false, reason: loaded.error, workspaceFolder };
+    layers[layer] = loaded.state;
+    files.push(path.resolve(sources.folder, file));
+    if (loaded.warning) warnings.push(loaded.warning);
+  }
+  return { ok: true, policy: new Policy(layers), workspaceFolder, files, warnings };
+}

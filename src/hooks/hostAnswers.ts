@@ -1,0 +1,57 @@
+// The hook's answer in each host's own format (docs/hook-hosts.md §1, "The right answer per
+// host"). Only JSON on stdout and exit 0: every host reads a JSON deny, while the exit codes
+// that block differ from host to host.
+import type { HostAgent } from './hostAgents.js';
+import { HOSTS } from './hostAgents.js';
+
+export type HookVerdict = { decision: 'allow' | 'deny' | 'ask'; reason: string };
+
+export interface HostAnswer {
+  stdout: string;
+  exitCode: number;
+}
+
+/**
+ * Whether the host can put an `ask` to a person from this event. Codex reports an ask as a hook
+ * failure and runs the call; Gemini CLI ends a headless run silently on one; Cursor's
+ * beforeReadFile takes only allow or deny.
+ */
+export function hostCanAsk(host: HostAgent, event: string): boolean {
+  if (host === 'codex' || host === 'gemini') return false;
+  if (host === 'cursor' && event === 'beforeReadFile') return false;
+  return true;
+}
+
+/**
+ * The verdict the host is given: an ask the host cannot put to a person becomes a deny that says
+ * so (never silence, which Codex and Gemini take as no objection).
+ */
+export function nearestSafe(host: HostAgent, event: string, verdict: HookVerdict): HookVerdict {
+  if (verdict.decision !== 'ask' || hostCanAsk(host, event)) return verdict;
+  return { decision: 'deny', reason: `${verdict.reason} (the policy asks, and ${HOSTS[host].label} cannot ask a person from its hook: denied)` };
+}
+
+function json(value: unknown): HostAnswer {
+  return { stdout: `${JSON.stringify(value)}\n`, exitCode: 0 };
+}
+
+/** The answer to print. `camelCase`: Copilot CLI's own payload shape (it answers in the same shape). */
+export function hostAnswer(host: HostAgent, event: string, given: HookVerdict, camelCase = false): HostAnswer {
+  const verdict = nearestSafe(host, event, given);
+  // A reason is never empty: Codex ignores a deny without one.
+  const reason = verdict.reason.trim() === '' ? `Agent Policy: ${verdict.decision}` : verdict.reason;
+  switch (host) {
+    case 'codex':
+      // Codex honours only a deny with a reason; an allow is reported as a failed hook run, so it gets silence.
+      return verdict.decision === 'allow' ? { stdout: '', exitCode: 0 }
+        : json({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } });
+    case 'gemini':
+      return json(verdict.decision === 'allow' ? { decision: 'allow', reason } : { decision: 'deny', reason });
+    case 'cursor':
+      return json({ permission: verdict.decision, user_message: reason, agent_message: reason });
+    case 'copilot':
+      if (camelCase) return json({ permissionDecision: verdict.decision, permissionDecisionReason: reason });
+      break;
+  }
+  return json({ hookSpecificOutput: { hookEventName: event === '' ? 'PreToolUse' : event, permissionDecision: verdict.decision, permissionDecisionReason: reason } });
+}
