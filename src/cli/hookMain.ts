@@ -38,7 +38,9 @@ export async function hookMain(p: HookProcess): Promise<number> {
       strict: true,
     }).values;
   } catch (error) {
-    return usage(p, (error as Error).message);
+    // The host is still owed a blocking answer in its own format, when the line names one.
+    const named = agentNamed(p.argv);
+    return usage(p, (error as Error).message, named !== undefined && isHostAgent(named) ? named : undefined);
   }
   if (values.help === true) {
     p.out(`${HOOK_USAGE}\n`);
@@ -91,6 +93,12 @@ function usage(p: HookProcess, message: string, agent?: HostAgent): number {
   const answer = blocked(agent, 'PreToolUse', `the hook's command line is wrong (${message})`);
   p.out(answer.stdout);
   return answer.exitCode;
+}
+
+function agentNamed(argv: readonly string[]): string | undefined {
+  const at = argv.indexOf('--agent');
+  if (at !== -1) return argv[at + 1];
+  return argv.find((a) => a.startsWith('--agent='))?.slice('--agent='.length);
 }
 
 /** The process's own stdin, whole. */

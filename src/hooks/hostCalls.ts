@@ -131,17 +131,27 @@ function claudeTool(name: string, input: Json, host: HostAgent, mcpServer?: stri
     case 'Grep':
       return { tool: SEARCH_FILES, input: { path: text(input.path) ?? '.', pattern: input.pattern } };
   }
+  // The host's word for the server (Claude's mcp_server.name) cuts the name where it really ends.
+  if (mcpServer !== undefined && name.startsWith(`mcp__${mcpServer}__`)) return { tool: mcp(mcpServer, name.slice(`mcp__${mcpServer}__`.length)), input };
+  return mcpByName(host, name, input);
+}
+
+/**
+ * `mcp__<server>__<tool>` cut at its one `__` after the prefix. With more than one the cut is a
+ * guess (a server `a__b`, or a tool `b__c`), and a wrong guess could let a rule on one server
+ * match another's tool: such a name stays whole, `<host>.<name>`, of kind mcp.
+ */
+function mcpByName(host: HostAgent, name: string, input: unknown): Mapped {
   const m = /^mcp__(.+?)__(.+)$/.exec(name);
-  if (m) return { tool: mcp(mcpServer ?? m[1]!, m[2]!), input };
-  return unknown(host, name, input);
+  if (!m) return unknown(host, name, input);
+  if (m[2]!.includes('__')) return { tool: { ...unknown(host, name, input).tool, kind: 'mcp' }, input };
+  return { tool: mcp(m[1]!, m[2]!), input };
 }
 
 function codexTool(name: string, input: Json): Mapped {
   if (name === 'Bash') return shellOrPatch(required(input, 'command', name));
   if (name === 'apply_patch') return patchWrite(required(input, 'command', name));
-  const m = /^mcp__(.+?)__(.+)$/.exec(name);
-  if (m) return { tool: mcp(m[1]!, m[2]!), input };
-  return unknown('codex', name, input);
+  return mcpByName('codex', name, input);
 }
 
 function geminiTool(name: string, input: Json, mcpContext: Json | undefined): Mapped {
