@@ -107,6 +107,7 @@ export function startCore(shell: Shell): Core {
     ...policyCommands({ host, policy, log, extensionPath: context.extensionPath, explanations, ready }),
     setApiKey: async () => (await import('./models.js')).setApiKey(context.secrets),
     selectLanguageModel: async () => (await import('./models.js')).selectLanguageModel(),
+    governOtherAgents: async () => (await import('./governAgents.js')).governOtherAgents(workspaceFolder, log),
     forgetMcpServerApprovals: async () => {
       const allowed = context.workspaceState.get<string[]>(MCP_CONSENT_KEY, []);
       await context.workspaceState.update(MCP_CONSENT_KEY, undefined);

@@ -9,7 +9,7 @@ export type CoreCommandName =
   | 'startSession' | 'answerPending' | 'signIn' | 'respond' | 'showTranscript' | 'cancelSession'
   | 'allow' | 'allowForSession' | 'deny' | 'dismissInterrupted'
   | 'openPolicy' | 'explain' | 'allowAndAddRule' | 'acceptPolicyChange' | 'showPolicyChange'
-  | 'setApiKey' | 'selectLanguageModel' | 'forgetMcpServerApprovals';
+  | 'setApiKey' | 'selectLanguageModel' | 'forgetMcpServerApprovals' | 'governOtherAgents';
 
 /** A handler takes the arguments as VS Code passes them: a tree node, a callback or session id, or nothing. */
 export type CoreCommands = Record<CoreCommandName, (...args: unknown[]) => unknown>;
@@ -35,6 +35,7 @@ export function registerCommands(log: Log, core: () => Promise<CoreCommands>): v
     vscode.commands.registerCommand('agentPolicy.setApiKey', later('setApiKey')),
     vscode.commands.registerCommand('agentPolicy.selectLanguageModel', later('selectLanguageModel')),
     vscode.commands.registerCommand('agentPolicy.forgetMcpServerApprovals', later('forgetMcpServerApprovals')),
+    vscode.commands.registerCommand('agentPolicy.governOtherAgents', later('governOtherAgents')),
     vscode.commands.registerCommand('agentPolicy.focusCallbacks', () => vscode.commands.executeCommand(`${VIEW_ID}.focus`)),
     vscode.commands.registerCommand('agentPolicy.showLog', () => log.channel.show()),
   ];
