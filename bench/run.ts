@@ -1,12 +1,14 @@
 // `npm run bench`: how fast the policy engine compiles and decides, for generated policies of
 // 10 to 10,000 rules, against the targets at 1,000 rules; the runtime's overhead per call, and
-// per MCP tool call beyond the server's own time; the sandbox's cost per command. Prints a table; not a test (it never
+// per MCP tool call beyond the server's own time; the sandbox's cost per command; one
+// `agentpolicy hook` process against a bare node start. Prints a table; not a test (it never
 // fails the build), but a missed target is marked `miss`.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { initShellParser } from '../src/policy/shellParser.js';
 import { benchPolicy, type PolicyKind } from './policyBench.js';
+import { hookBench } from './hookBench.js';
 import { mcpBench } from './mcpBench.js';
 import { runtimeBench } from './runtimeBench.js';
 import { sandboxBench } from './sandboxBench.js';
@@ -45,6 +47,8 @@ async function main(): Promise<void> {
     rows.push(...(await runtimeBench()));
     process.stderr.write('benchmarking the sandbox...\n');
     rows.push(...(await sandboxBench()));
+    process.stderr.write('benchmarking agentpolicy hook...\n');
+    rows.push(...hookBench(process.env.AGENTPOLICY_BENCH_CLI ?? path.join('.cache', 'bench-cli')));
     if (!process.argv.includes('--no-mcp')) {
       process.stderr.write('benchmarking MCP tool calls...\n');
       rows.push(...(await mcpBench()));

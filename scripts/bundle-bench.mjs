@@ -1,7 +1,22 @@
 // Bundles a benchmark with esbuild the way the product is shipped (one CommonJS file, no
 // TypeScript loader in the loop) into .cache/, for `npm run bench` and `npm run bench:peers`.
 import * as esbuild from 'esbuild';
-import { mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { bundleOptions, entries } from './bundles.mjs';
+
+const require = createRequire(import.meta.url);
+
+/** The `agentpolicy` executable and the bundles it loads, built as shipped (minified), into `outdir`. */
+export async function bundleShippedCli(outdir) {
+  mkdirSync(outdir, { recursive: true });
+  const wanted = new Set(['cli', 'hook', 'commands', 'policySchema']);
+  await Promise.all(entries.filter((e) => wanted.has(e.out)).map((e) => esbuild.build({ ...bundleOptions(e, { production: true }), outdir })));
+  for (const file of ['web-tree-sitter/web-tree-sitter.wasm', 'tree-sitter-bash/tree-sitter-bash.wasm']) {
+    copyFileSync(require.resolve(file), path.join(outdir, path.basename(file)));
+  }
+}
 
 export async function bundleBench(entry, outfile) {
   mkdirSync('.cache', { recursive: true });

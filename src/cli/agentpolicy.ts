@@ -13,6 +13,7 @@ import { toolKinds, type ToolKind } from '../policy/schema.js';
 import { initShellParser } from '../policy/shellParser.js';
 import { auditTable, interruptedSessions, readAuditLog } from '../runtime/auditRead.js';
 import { sandboxForDecision } from '../runtime/sandboxRun.js';
+import { hookInstallCommand } from './hookInstallCommand.js';
 import { HOOK_USAGE, hookMain, readProcessStdin } from './hookMain.js';
 import { runCommand, RunUsageError } from './run.js';
 
@@ -340,6 +341,7 @@ async function run(values: Values, io: CliIo): Promise<number> {
 
 /** `agentpolicy hook …` (main.ts runs it from its own bundle; this is the same, for tests and programs). */
 function hook(args: string[], io: CliIo): Promise<number> {
+  if (args[0] === 'install') return hookInstallCommand(args.slice(1), io);
   return hookMain({
     argv: args, readStdin: io.readStdin ?? readProcessStdin, env: io.env ?? process.env, cwd: io.cwd,
     out: (text) => {

@@ -11,7 +11,8 @@ import { DEFAULT_PROTECTED_FILES, PROTECTED_FILES_HOOK, protectedFilesCheck } fr
 import { HOSTS, type HostAgent } from './hostAgents.js';
 import { hostAnswer, type HookVerdict, type HostAnswer } from './hostAnswers.js';
 import { HostInputError, readHostCall, type HostToolCall } from './hostCalls.js';
-import { defaultStateDir, loadHookPolicy } from './hookPolicy.js';
+import { installedHookHosts } from './hookInstall.js';
+import { defaultStateDir, findWorkspacePolicy, loadHookPolicy } from './hookPolicy.js';
 
 export interface HookOptions {
   agent: HostAgent;
@@ -46,7 +47,8 @@ export interface HookAsk {
   onTimeout: 'deny' | 'keep';
 }
 
-export type HookEditorAnswer = { answer: 'allow-once' | 'allow-session' | 'deny'; by: 'person' | 'session'; reason?: string };
+/** `by: 'timeout'`: the rule's own ask timeout lapsed in the window (always a deny). */
+export type HookEditorAnswer = { answer: 'allow-once' | 'allow-session' | 'deny'; by: 'person' | 'session' | 'timeout'; reason?: string };
 
 /** An editor window running for the folder, as the hook sees it. */
 export interface HookEditor {
@@ -97,6 +99,22 @@ function protectedPaths(workspace: string, stateDir: string): string[] {
   return [...DEFAULT_PROTECTED_FILES.map((f) => path.resolve(workspace, f) + (f.endsWith('/') ? '/' : '')), `${stateDir}/`];
 }
 
+/**
+ * The host really running an entry written for `agent`: Copilot CLI (it sets COPILOT_CLI=1) and
+ * VS Code (its input has a camelCase `hookEventName`) read Claude Code's settings files too.
+ */
+function hostRunning(agent: HostAgent, deps: HookDeps): HostAgent {
+  if (agent !== 'claude') return agent;
+  if (deps.env.COPILOT_CLI === '1') return 'copilot';
+  try {
+    const body = JSON.parse(deps.stdin) as Record<string, unknown> | null;
+    if (body && typeof body === 'object' && 'hookEventName' in body && !('hook_event_name' in body)) return 'vscode';
+  } catch {
+    // Unreadable input is the reader's to refuse.
+  }
+  return agent;
+}
+
 /** A blocking answer in the host's format, saying why. */
 export function blocked(agent: HostAgent, event: string, reason: string, camelCase = false): HookResult {
   const verdict: HookVerdict = { decision: 'deny', reason: `Agent Policy blocked this call: ${reason}` };
@@ -109,10 +127,19 @@ export async function runHook(options: HookOptions, deps: HookDeps): Promise<Hoo
   let event = 'PreToolUse';
   let camelCase = false;
   try {
-    const hostCall = readHostCall(agent, deps.stdin, deps.env, deps.cwd);
+    const runs = hostRunning(agent, deps);
+    const hostCall = readHostCall(runs, deps.stdin, deps.env, deps.cwd);
     event = hostCall.event;
     camelCase = hostCall.camelCase === true;
-    return await judgeAndAnswer(options, deps, hostCall);
+    if (runs !== agent) {
+      // Copilot CLI and VS Code also run the Claude Code entry of .claude/settings.json. Where their
+      // own entry is in place it judges the call: this one steps aside (no output: no objection),
+      // so a call is not judged, audited and asked twice. Otherwise it judges as the host it is.
+      const policyFile = findWorkspacePolicy(hostCall.folder);
+      const folder = policyFile !== undefined ? path.dirname(policyFile) : hostCall.folder;
+      if (installedHookHosts(folder).includes(runs)) return { stdout: '', exitCode: 0, verdict: { decision: 'allow', reason: `${HOSTS[runs].label} runs its own entry` } };
+    }
+    return await judgeAndAnswer({ ...options, agent: runs }, deps, hostCall);
   } catch (error) {
     const reason = error instanceof HostInputError ? error.message : `the hook failed (${error instanceof Error ? error.message : String(error)})`;
     return blocked(agent, event, reason, camelCase);

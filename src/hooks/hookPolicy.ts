@@ -10,6 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { LayerName } from '../policy/compile.js';
 import { nextLayerState, Policy, loadPolicyText, type LayerState, type PolicyLayer } from '../policy/policy.js';
+import type { Span } from '../policy/jsoncFast.js';
 import type { PolicyFile } from '../policy/schema.js';
 
 export const WORKSPACE_POLICY = '.agentpolicy.jsonc';
@@ -101,30 +102,39 @@ function validatedFile(stateDir: string, text: string): string {
 }
 
 /**
- * The layer from its text. A text validated before (by this build) is compiled from the value it
- * validated to, without building the schema: a hook starts for every call, and the schema is
- * most of its start-up cost.
+ * The layer from its text. A text validated before (by this build) is compiled from its kept
+ * reading, without reading the text again or building the schema: a hook starts for every call,
+ * and in a new process those are most of its cost.
  */
 function compileLayer(text: string, shown: string, layer: LayerName, stateDir: string): PolicyLayer {
   const known = validatedFile(stateDir, text);
   try {
-    const loaded = loadPolicyText(text, shown, layer, JSON.parse(fs.readFileSync(known, 'utf8')) as PolicyFile);
+    const kept = JSON.parse(fs.readFileSync(known, 'utf8')) as KeptReading;
+    const loaded = loadPolicyText(text, shown, layer, { value: kept.value, topLevelArrays: new Map(kept.topLevelArrays) });
     if (loaded.valid) return loaded;
   } catch {
     // Not validated before (or unreadable): validate now.
   }
   const loaded = loadPolicyText(text, shown, layer);
-  if (loaded.valid && loaded.policy) {
+  const arrays = loaded.parsed.topLevelArrays;
+  if (loaded.valid && loaded.policy && arrays) {
     try {
       fs.mkdirSync(path.dirname(known), { recursive: true, mode: 0o700 });
       const temp = `${known}.${process.pid}.tmp`;
-      fs.writeFileSync(temp, JSON.stringify(loaded.policy), { mode: 0o600 });
+      const kept: KeptReading = { value: loaded.policy, topLevelArrays: [...arrays].map(([key, spans]) => [key, [...spans]]) };
+      fs.writeFileSync(temp, JSON.stringify(kept), { mode: 0o600 });
       fs.renameSync(temp, known);
     } catch {
       // Only the next call's speed depends on it.
     }
   }
   return loaded;
+}
+
+/** A valid text's reading as kept on disk: its validated value and where its rules are. */
+interface KeptReading {
+  value: PolicyFile;
+  topLevelArrays: Array<[string, Span[]]>;
 }
 
 function loadLayer(file: string, shown: string, layer: LayerName, stateDir: string, warnings: string[]): LayerLoad {

@@ -5,6 +5,12 @@ import type { z } from 'zod';
 import { LineMap, type Diagnostic } from './diagnostics.js';
 import { readJsoncFast, type Span } from './jsoncFast.js';
 
+/** A valid text's value and where its top-level arrays' elements are, as read before. */
+export interface KnownReading {
+  value: unknown;
+  topLevelArrays: ReadonlyMap<string, readonly Span[]>;
+}
+
 export interface ParsedJsonc<T> {
   file: string;
   text: string;
@@ -24,8 +30,11 @@ export interface ParseOptions {
   what: string;
   /** Valid field names by path shape ('' for the root, 'rules.#' for a rule), for "did you mean" hints. */
   knownKeys?: ReadonlyMap<string, readonly string[]>;
-  /** What this exact text validated to before: taken as is when the text reads cleanly. */
-  knownValid?: unknown;
+  /**
+   * What this exact text was read and validated to before (`agentpolicy hook` keeps it by the
+   * text's digest): taken as is, without reading the text again or building the schema.
+   */
+  known?: KnownReading;
 }
 
 /** `schema` may be a function building it at first use. */
@@ -38,9 +47,9 @@ export function parseJsoncWithSchema<T>(text: string, file: string, given: z.Zod
     // A byte order mark is read as the space it stands in for: same length, so every offset stays right.
     const source = text.charCodeAt(0) === 0xfeff ? ` ${text.slice(1)}` : text;
     // A valid file is read without its syntax tree, which is built only if something asks for it.
-    const fast = readJsoncFast(source, MAX_TEXT_DEPTH);
+    const fast = options.known ?? readJsoncFast(source, MAX_TEXT_DEPTH);
     if (fast) {
-      const parsed = options.knownValid !== undefined ? { success: true as const, data: options.knownValid as T } : schema().safeParse(fast.value);
+      const parsed = options.known ? { success: true as const, data: options.known.value as T } : schema().safeParse(fast.value);
       if (parsed.success) {
         let tree: Node | undefined;
         Object.defineProperty(result, 'root', { get: () => (tree ??= parseTree(source, [], TREE_OPTIONS)), enumerable: true, configurable: true });

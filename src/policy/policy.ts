@@ -8,7 +8,7 @@ import type { DecideOptions, Explanation, PolicyDecision, TraceEntry } from './d
 import { judgeCall, sandboxAvailability, type JudgeContext, type JudgedLayer } from './judgement.js';
 import { hasErrors, type Diagnostic } from './diagnostics.js';
 import { literalPrefix } from './globs.js';
-import { parseJsoncWithSchema, type ParsedJsonc } from './parse.js';
+import { parseJsoncWithSchema, type KnownReading, type ParsedJsonc } from './parse.js';
 import { PathResolver } from './paths.js';
 import { PreparedCall } from './preparedCall.js';
 import { hintNames } from './policyNames.js';
@@ -85,11 +85,11 @@ export class PolicyLayer {
 }
 
 /**
- * Reads and compiles one policy file. `knownValid`: the value this exact text was validated to
- * before (`agentpolicy hook` keeps them by the text's digest), used without validating again.
+ * Reads and compiles one policy file. `known`: how this exact text was read and validated before
+ * (`agentpolicy hook` keeps it by the text's digest), used without reading or validating again.
  */
-export function loadPolicyText(text: string, file: string, layer: LayerName = 'workspace', knownValid?: PolicyFile): PolicyLayer {
-  return new PolicyLayer(layer, file, parseJsoncWithSchema(text, file, policyFileSchema, { what: 'the policy file', knownKeys: KNOWN_KEYS, ...(knownValid ? { knownValid } : {}) }));
+export function loadPolicyText(text: string, file: string, layer: LayerName = 'workspace', known?: KnownReading): PolicyLayer {
+  return new PolicyLayer(layer, file, parseJsoncWithSchema(text, file, policyFileSchema, { what: 'the policy file', knownKeys: KNOWN_KEYS, ...(known ? { known } : {}) }));
 }
 
 /**

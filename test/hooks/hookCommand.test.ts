@@ -114,6 +114,26 @@ describe('agentpolicy hook: judging a host\'s call', function () {
     assert.equal(claudeDecision((await hook('copilot', claudeInput('Bash', { command: 'rm x' }))).stdout), 'deny');
   });
 
+  it('judges the Claude Code entry as the host that really runs it, and steps aside where that host has its own', async () => {
+    // Copilot CLI runs .claude/settings.json's entry with Copilot's own fields.
+    const copilotInClaudeShape = claudeInput('Bash', { command: 'rm x', description: 'd' });
+    const viaClaudeEntry = await runHook(options('claude'), { stdin: copilotInClaudeShape, env: { COPILOT_CLI: '1' }, cwd: workspace });
+    assert.equal(claudeDecision(viaClaudeEntry.stdout), 'deny');
+    // VS Code sends camelCase common fields and its own tool names.
+    const vscodeInput = JSON.stringify({ hookEventName: 'PreToolUse', sessionId: 'v', cwd: workspace, tool_name: 'run_in_terminal', tool_input: { command: 'rm x' } });
+    const vscode = await runHook(options('claude'), { stdin: vscodeInput, env: {}, cwd: workspace });
+    assert.match(vscode.stdout, /no deleting/);
+    assert.equal(auditLines().at(-1)!.session, 'vscode:v');
+    // With the shared .github/hooks entry in place, that entry judges: the Claude one says nothing.
+    fs.mkdirSync(path.join(workspace, '.github', 'hooks'), { recursive: true });
+    const { applyHookInstall, planHookInstall } = await import('../../src/hooks/hookInstall.js');
+    applyHookInstall(planHookInstall({ workspaceFolder: workspace, agents: ['copilot'], remove: false }));
+    const lines = auditLines().length;
+    const aside = await runHook(options('claude'), { stdin: copilotInClaudeShape, env: { COPILOT_CLI: '1' }, cwd: workspace });
+    assert.equal(aside.stdout, '');
+    assert.equal(auditLines().length, lines);
+  });
+
   it('reads a host\'s relative paths from where the host works, so a deny on a folder holds from a subfolder', async () => {
     const sub = path.join(workspace, 'sub');
     const gemini = JSON.stringify({ session_id: 'g', cwd: sub, hook_event_name: 'BeforeTool', tool_name: 'read_file', tool_input: { file_path: '../secrets/key' } });
