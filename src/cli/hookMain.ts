@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { isHostAgent, HOST_AGENTS, type HostAgent } from '../hooks/hostAgents.js';
+import { editorFor } from '../hooks/editorBridge.js';
 import { blocked, runHook, type HookDeps, type HookOptions } from '../hooks/hookCommand.js';
 import { initShellParser } from '../policy/shellParser.js';
 
@@ -76,7 +77,7 @@ export async function hookMain(p: HookProcess): Promise<number> {
       p.err(`agentpolicy hook: the shell parser could not be loaded (${(error as Error).message})`);
     }
   };
-  const result = await runHook(options, { stdin, env: p.env, cwd: p.cwd, loadShellParser, ...(p.findEditor ? { findEditor: p.findEditor } : {}) });
+  const result = await runHook(options, { stdin, env: p.env, cwd: p.cwd, loadShellParser, findEditor: p.findEditor ?? editorFor });
   if (result.stderr !== undefined) p.err(result.stderr);
   p.out(result.stdout);
   return result.exitCode;

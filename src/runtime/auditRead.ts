@@ -192,8 +192,9 @@ export interface RecoveredSession {
 /**
  * Sessions the log shows started but never ended (the window reloaded or crashed), with the
  * callbacks still open in each, in the order the sessions first appear. A session whose
- * session-started line is missing or unreadable but which has other entries counts too, so a
- * damaged line never hides an open callback. A callback is settled by a callback-settled entry
+ * session-started line is missing or unreadable counts too when it left a callback open, so a
+ * damaged line never hides an open callback; one with no start and nothing open does not (the
+ * sessions of other agents whose hooks write to this log never start or end here). A callback is settled by a callback-settled entry
  * of the same session and callback id; a session-ended settles all of its session's callbacks.
  * A session started again after it ended is a new run, tracked afresh.
  */
@@ -220,5 +221,5 @@ export function interruptedSessions(entries: readonly AuditEntry[]): RecoveredSe
     if (e.event === 'callback-opened' && e.callback !== undefined) record.open.set(e.callback, e);
     if (e.event === 'callback-settled' && e.callback !== undefined) record.open.delete(e.callback);
   }
-  return [...live.values()].map(({ session, open }) => ({ ...session, openCallbacks: [...open.values()] }));
+  return [...live.values()].filter(({ started, open }) => started || open.size > 0).map(({ session, open }) => ({ ...session, openCallbacks: [...open.values()] }));
 }

@@ -1,27 +1,22 @@
 // The sessions an editor window runs: each root session is driven to its end in the
 // background, its callbacks stay open until a person answers them (from a notification, the
-// tree or the command palette), and its transcript grows as it runs. Plain TypeScript: the
-// VS Code layer only shows what this holds.
+// tree or the command palette), and its transcript grows as it runs. Next to them, the sessions
+// of other makers' agents whose hooks ask this window (externalSession.ts), listed and answered
+// the same way. Plain TypeScript: the VS Code layer only shows what this holds.
 import type { Agent } from './agent.js';
 import { SdkError, type AnswerResult, type CallbackAnswer, type OpenCallback, type TurnState } from './answers.js';
 import type { AuditSink } from './audit.js';
 import { interruptedSessions, readAuditLog, type RecoveredSession } from './auditRead.js';
 import type { RuntimeEvent } from './events.js';
+import { ExternalSession, externalSessionId } from './externalSession.js';
+import type { ExternalHost, ListedSession, SessionNodeInfo } from './listedSession.js';
 import type { Session } from './session.js';
 import type { StartSessionOptions } from './sessionOptions.js';
 import { describeEvent } from './transcript.js';
 
 export type HostedState = 'running' | 'completed' | 'failed' | 'cancelled';
 
-export interface SessionNodeInfo {
-  id: string;
-  agent: string;
-  parentId: string | undefined;
-  /** The root session's turn under which this session was (transitively) started. */
-  rootTurnId: string;
-}
-
-export class HostedSession {
+export class HostedSession implements ListedSession {
   state: HostedState = 'running';
   readonly transcript: string[] = [];
   finalText = '';
@@ -105,10 +100,14 @@ export interface SessionHostOptions {
   audit?: { sink: AuditSink; file?: string };
 }
 
+/** Host sessions kept at most; beyond it, the oldest with nothing open are forgotten (and their Allow for Session with them). */
+const MAX_EXTERNAL_SESSIONS = 200;
+
 export class SessionHost {
   private readonly hosted = new Map<string, HostedSession>();
+  private readonly external = new Map<string, ExternalSession>();
   private listeners = new Set<() => void>();
-  private callbackListeners = new Set<(callback: OpenCallback, session: HostedSession) => void>();
+  private callbackListeners = new Set<(callback: OpenCallback, session: ListedSession) => void>();
   private failureListeners = new Set<(session: HostedSession) => void>();
   /** How many calls each rule decided in this window, by `file#index`. */
   readonly ruleCounts = new Map<string, number>();
@@ -133,21 +132,47 @@ export class SessionHost {
   }
 
   /** Called once for each callback as it opens. */
-  onDidOpenCallback(listener: (callback: OpenCallback, session: HostedSession) => void): { dispose(): void } {
+  onDidOpenCallback(listener: (callback: OpenCallback, session: ListedSession) => void): { dispose(): void } {
     this.callbackListeners.add(listener);
     return { dispose: () => this.callbackListeners.delete(listener) };
   }
 
-  sessions(): HostedSession[] {
-    return [...this.hosted.values()];
+  /** Our sessions, then other agents' sessions whose hooks asked here. */
+  sessions(): ListedSession[] {
+    return [...this.hosted.values(), ...this.external.values()];
   }
 
-  get(id: string): HostedSession | undefined {
-    return this.hosted.get(id);
+  get(id: string): ListedSession | undefined {
+    return this.hosted.get(id) ?? this.external.get(id);
+  }
+
+  /** The session of another maker's agent whose hook asks this window, made at its first ask. */
+  externalSession(who: ExternalHost): ExternalSession {
+    const id = externalSessionId(who.host, who.hostSession);
+    let session = this.external.get(id);
+    if (!session) {
+      session = new ExternalSession(who, {
+        ...(this.options.audit ? { audit: this.options.audit.sink } : {}),
+        opened: (callback, listed) => {
+          for (const l of this.callbackListeners) l(callback, listed);
+        },
+        changed: () => this.changed(),
+      });
+      this.external.set(id, session);
+      this.forgetIdleExternal();
+    }
+    return session;
+  }
+
+  private forgetIdleExternal(): void {
+    for (const [id, session] of this.external) {
+      if (this.external.size <= MAX_EXTERNAL_SESSIONS) return;
+      if (session.openCallbacks().length === 0) this.external.delete(id);
+    }
   }
 
   /** Every open callback of every session, with the session tree it belongs to. */
-  openCallbacks(): Array<{ session: HostedSession; callback: OpenCallback }> {
+  openCallbacks(): Array<{ session: ListedSession; callback: OpenCallback }> {
     return this.sessions().flatMap((session) => session.openCallbacks().map((callback) => ({ session, callback })));
   }
 
@@ -225,6 +250,7 @@ export class SessionHost {
    * means it was answered elsewhere (or closed): nothing ran.
    */
   async answer(callbackId: string, answer: CallbackAnswer): Promise<AnswerResult | undefined> {
+    for (const session of this.external.values()) if (session.knowsCallback(callbackId)) return session.answer(callbackId, answer);
     for (const hosted of this.hosted.values()) {
       if (!hosted.session.knowsCallback(callbackId)) continue;
       const turn = hosted.session.currentTurn;
@@ -261,8 +287,10 @@ export class SessionHost {
     this.listeners.clear();
     this.callbackListeners.clear();
     this.failureListeners.clear();
+    // Other agents' asks end with the window: their hooks answer on their own (the rule's onTimeout).
+    for (const session of this.external.values()) session.closeAll('the editor window closed');
     // The window is closing: MCP servers stop with it (the sessions themselves are left for the audit log to show as interrupted).
-    await Promise.allSettled(this.sessions().map((h) => h.session.closeToolSources()));
+    await Promise.allSettled([...this.hosted.values()].map((h) => h.session.closeToolSources()));
   }
 
   private changed(): void {

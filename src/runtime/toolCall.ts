@@ -3,7 +3,7 @@
 // The audit line is written before the tool runs. `allowedForSession` remembers the calls a
 // person allowed for the session. A `builtin.run_command` call runs in the sandbox as the decision
 // and who allowed it say (sandboxRun.ts).
-// Imports the policy engine, answers, audit, callbacks, signIn, elicitation, tree (for newId)
+// Imports the policy engine, answers, audit, callbacks, signIn, elicitation, sessionAllowances, tree (for newId)
 // and types only (turn, events, model, tools); never session.ts.
 import type { ToolCall } from '../policy/call.js';
 import { canonicalJson, InputTooDeepError } from '../policy/compile.js';
@@ -18,6 +18,7 @@ import type { ModelToolCall } from './model.js';
 import { PROTECTED_FILES_HOOK } from './protected.js';
 import { beginApprovedProtectedChange } from './sandboxCleanup.js';
 import { permissionModeSandbox, runSandbox, sandboxForDecision, sandboxReportOf, SANDBOXED_TOOL, type AllowedBy } from './sandboxRun.js';
+import { SessionAllowances } from './sessionAllowances.js';
 import { ensureSignedIn } from './signIn.js';
 import { newId, type SessionScope, type Tree } from './tree.js';
 import type { TurnCore } from './turn.js';
@@ -56,14 +57,9 @@ function hookAsks(tree: Tree, agent: string, tool: RuntimeTool, input: unknown):
   return undefined;
 }
 
-/** "The same call": the same tool id and the same input, as canonical JSON (`canonicalJson(input)`). */
-function sessionKey(toolId: string, canonicalInput: string): string {
-  return `${toolId}\u0000${canonicalInput}`;
-}
-
 /** The tool calls of one session. */
 export class ToolCalls {
-  private readonly allowedForSession = new Set<string>();
+  private readonly allowedForSession = new SessionAllowances();
 
   constructor(
     private readonly tree: Tree,
@@ -116,7 +112,7 @@ export class ToolCalls {
       this.tree.emit({ type: 'tool-call', ...base, effective: 'deny', by: 'policy' });
       return this.denial(tool.id, decision.reason ?? 'the policy denies this call', call, turn);
     }
-    if (effective === 'ask' && this.allowedForSession.has(sessionKey(tool.id, canonical))) {
+    if (effective === 'ask' && this.allowedForSession.has(tool.id, canonical)) {
       const run = this.runSandbox(decision, tool, { by: 'person' });
       this.tree.audit({ event: 'decision', ...auditBase, decision: 'allow', answeredBy: 'session', answer: 'allow-session', ...this.sandboxField(tool, run) });
       this.tree.emit({ type: 'tool-call', ...base, effective: 'allow', by: 'session', ...this.sandboxField(tool, run) });
@@ -173,7 +169,7 @@ export class ToolCalls {
     if (outcome.kind === 'closed') return JSON.stringify({ error: `not run: ${outcome.reason}` });
     const answer = outcome.answer;
     if (answer.type === 'allow') {
-      if (answer.scope === 'session') this.allowedForSession.add(sessionKey(tool.id, canonical));
+      if (answer.scope === 'session') this.allowedForSession.add(tool.id, canonical);
       // A person allowed a change to protected files: a sandboxed command running meanwhile must not undo it.
       const approved = hook?.hook === PROTECTED_FILES_HOOK ? beginApprovedProtectedChange() : undefined;
       try {

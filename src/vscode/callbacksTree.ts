@@ -1,16 +1,17 @@
 // The rows of the Open Callbacks view: sessions → subagents → open callbacks (approvals, sign-ins
-// and MCP servers' requests for input), plus sessions a reload interrupted with what they left
-// open. The view itself is created at activation (callbacksView.ts); this fills it.
+// and MCP servers' requests for input), other agents' sessions whose hooks ask here, plus
+// sessions a reload interrupted with what they left open. The view itself is created at activation (callbacksView.ts); this fills it.
 import * as vscode from 'vscode';
 import type { OpenCallback } from '../runtime/answers.js';
 import type { RecoveredSession } from '../runtime/auditRead.js';
-import type { HostedSession, SessionHost, SessionNodeInfo } from '../runtime/sessionHost.js';
-import { CALLBACK_ICONS, CALLBACK_KINDS, callbackLabel, callbackSummary, describeAsker, describeRule, formatAge } from './describe.js';
+import type { ExternalHost, ListedSession, SessionNodeInfo } from '../runtime/listedSession.js';
+import type { SessionHost } from '../runtime/sessionHost.js';
+import { CALLBACK_ICONS, CALLBACK_KINDS, callbackLabel, callbackSummary, defang, describeAsker, describeRule, formatAge } from './describe.js';
 
 export type TreeNode =
-  | { kind: 'session'; hosted: HostedSession }
-  | { kind: 'subagent'; hosted: HostedSession; node: SessionNodeInfo }
-  | { kind: 'callback'; hosted: HostedSession; callback: OpenCallback }
+  | { kind: 'session'; hosted: ListedSession }
+  | { kind: 'subagent'; hosted: ListedSession; node: SessionNodeInfo }
+  | { kind: 'callback'; hosted: ListedSession; callback: OpenCallback }
   | { kind: 'interrupted'; recovered: RecoveredSession }
   | { kind: 'lost'; recovered: RecoveredSession; index: number };
 
@@ -68,6 +69,7 @@ export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.
       case 'session': {
         const h = element.hosted;
         const open = h.openCallbacks().length;
+        if (h.external) return externalSessionItem(h, h.external, open);
         const item = new vscode.TreeItem(h.agent, vscode.TreeItemCollapsibleState.Expanded);
         item.id = `session:${h.id}`;
         item.description = `${h.state}${open ? ` · ${open} open` : ''} · ${h.prompt}`;
@@ -142,4 +144,18 @@ export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.
     if (this.ageTimer) clearInterval(this.ageTimer);
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/** Another agent's session whose hook asks here: "Claude Code · b9adf915". It never runs here, so it has no state or prompt. */
+function externalSessionItem(h: ListedSession, external: ExternalHost, open: number): vscode.TreeItem {
+  const short = h.id.slice(external.host.length + 1, external.host.length + 9);
+  const item = new vscode.TreeItem(`${external.hostLabel} · ${short}`, vscode.TreeItemCollapsibleState.Expanded);
+  item.id = `session:${h.id}`;
+  item.description = `${open} open · asked by its hook`;
+  item.tooltip = defang(`${external.hostLabel} session ${h.id}: its pre-tool hook (agentpolicy hook) asks here, and the answer goes back to it.`);
+  item.iconPath = new vscode.ThemeIcon('plug');
+  item.contextValue = 'session:external';
+  item.command = { command: 'agentPolicy.showTranscript', title: 'Show Session Transcript', arguments: [h.id] };
+  item.accessibilityInformation = { label: `${external.hostLabel} session ${short}, ${open} open callbacks` };
+  return item;
 }

@@ -1,7 +1,8 @@
 // The extension's commands: start a session, answer what is pending, sign in, transcripts.
 import * as vscode from 'vscode';
 import { SignInAnswer, type OpenApproval, type OpenCallback } from '../runtime/answers.js';
-import type { HostedSession, SessionHost } from '../runtime/sessionHost.js';
+import type { ListedSession } from '../runtime/listedSession.js';
+import type { SessionHost } from '../runtime/sessionHost.js';
 import { AGENTS_FILE, DEFAULT_MODEL, loadWorkspaceAgents } from '../runtime/workspaceAgents.js';
 import { ALREADY_ANSWERED, answerCallback, answerFor, CHOICE_LABELS, type Choice } from './answering.js';
 import type { TreeNode } from './callbacksTree.js';
@@ -110,7 +111,7 @@ async function startSession(ctx: CommandContext): Promise<void> {
 
 interface CallbackPick extends vscode.QuickPickItem {
   callback?: OpenCallback;
-  hosted?: HostedSession;
+  hosted?: ListedSession;
 }
 
 /** Every open callback of every session and subagent in one quick pick, grouped by session and subagent. */
@@ -232,7 +233,7 @@ async function signIn(ctx: CommandContext, callbackId: string | undefined): Prom
   await answerCallback(ctx.host, ctx.log, callback.id, new SignInAnswer({ connected, denied }));
 }
 
-async function pickSession(ctx: CommandContext, title: string, filter: (h: HostedSession) => boolean): Promise<HostedSession | undefined> {
+async function pickSession(ctx: CommandContext, title: string, filter: (h: ListedSession) => boolean): Promise<ListedSession | undefined> {
   const sessions = ctx.host.sessions().filter(filter);
   if (sessions.length <= 1) return sessions[0];
   const picked = await vscode.window.showQuickPick(

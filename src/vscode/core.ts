@@ -12,6 +12,7 @@ import { MCP_CONSENT_KEY } from './apiKeys.js';
 import { CallbacksTree } from './callbacksTree.js';
 import type { CallbacksView } from './callbacksView.js';
 import { sessionCommands } from './commands.js';
+import { startHookAsks } from './hookAsks.js';
 import type { CoreCommands } from './lazyCommands.js';
 import type { Log } from './log.js';
 import { Notifications } from './notifications.js';
@@ -86,6 +87,7 @@ export function startCore(shell: Shell): Core {
     { dispose: () => audit.close() },
     new PolicyDiagnostics(policy),
     new PolicyStatus(policy),
+    startHookAsks({ workspaceFolder, host, policy, auditFile, log }),
     vscode.workspace.registerTextDocumentContentProvider(EXPLAIN_SCHEME, explanations),
     vscode.languages.registerCodeLensProvider(POLICY_SELECTOR, new RuleCounts(host)),
     vscode.languages.registerCodeActionsProvider(POLICY_SELECTOR, new PolicyQuickFixes(workspaceFolder), { providedCodeActionKinds: PolicyQuickFixes.kinds }),

@@ -5,7 +5,7 @@ import type { PolicyDecision } from '../policy/policy.js';
 import type { CommandSandboxReport } from '../runtime/sandboxNote.js';
 import { describeSandbox } from '../runtime/sandboxProbe.js';
 import { SANDBOXED_TOOL } from '../runtime/sandboxRun.js';
-import type { HostedSession } from '../runtime/sessionHost.js';
+import type { ListedSession } from '../runtime/listedSession.js';
 
 export function callbackSummary(c: OpenCallback): string {
   if (c.type === 'approval') return summarizeInput(c.request.input, 80);
@@ -31,8 +31,13 @@ export function defang(text: string): string {
   return text.replace(/\]\(/g, '] (');
 }
 
-/** "main" or "main › researcher". */
-export function describeAsker(hosted: HostedSession, c: OpenCallback): string {
+/** "main", "main › researcher", or for another agent's hook "Claude Code" or "Claude Code › Explore" (its subagent). */
+export function describeAsker(hosted: ListedSession, c: OpenCallback): string {
+  if (hosted.external) {
+    // A host's subagent has no session of its own here: the callback's agent (`claude:Explore`) names it.
+    const prefix = `${hosted.external.host}:`;
+    return c.agent.startsWith(prefix) ? `${hosted.external.hostLabel} › ${c.agent.slice(prefix.length)}` : hosted.external.hostLabel;
+  }
   const chain = hosted.pathOf(c.sessionId);
   return chain.length > 0 ? chain.map((n) => n.agent).join(' › ') : c.agent;
 }
@@ -84,7 +89,7 @@ export function formatAge(ms: number): string {
 }
 
 /** The notification text for one ask. */
-export function askMessage(hosted: HostedSession, c: OpenCallback): string {
+export function askMessage(hosted: ListedSession, c: OpenCallback): string {
   // Every part may come from a server, an agent or a workspace file (tool ids, inputs, reasons): the whole text is defanged.
   if (c.type === 'sign-in') return defang(`Agent Policy: ${describeAsker(hosted, c)} needs a sign-in to ${callbackSummary(c)}.`);
   if (c.type === 'elicitation') {

@@ -3,7 +3,8 @@
 // notification that opens the tree. A setting turns them off (tree and status bar only).
 import * as vscode from 'vscode';
 import type { OpenCallback } from '../runtime/answers.js';
-import type { HostedSession, SessionHost } from '../runtime/sessionHost.js';
+import type { ListedSession } from '../runtime/listedSession.js';
+import type { SessionHost } from '../runtime/sessionHost.js';
 import { ALREADY_ANSWERED, answerCallback, answerFor, CHOICE_LABELS, type Choice } from './answering.js';
 import { askMessage, defang } from './describe.js';
 import { answerElicitation, ELICITATION_ACTIONS } from './elicitation.js';
@@ -15,7 +16,7 @@ const MORE = 'More…';
 const BURST_WINDOW_MS = 400;
 
 export class Notifications implements vscode.Disposable {
-  private held: Array<{ callback: OpenCallback; hosted: HostedSession }> = [];
+  private held: Array<{ callback: OpenCallback; hosted: ListedSession }> = [];
   private burstTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly subscription: vscode.Disposable;
 
@@ -42,7 +43,7 @@ export class Notifications implements vscode.Disposable {
     return Math.max(2, vscode.workspace.getConfiguration('agentPolicy').get<number>('notificationBurst', 3));
   }
 
-  private opened(callback: OpenCallback, hosted: HostedSession): void {
+  private opened(callback: OpenCallback, hosted: ListedSession): void {
     if (!this.enabled) return;
     // The first ask shows at once; what follows within the window waits to see if it is a burst.
     if (this.burstTimer === undefined) {
@@ -72,7 +73,7 @@ export class Notifications implements vscode.Disposable {
     return this.host.openCallbacks().some(({ callback }) => callback.id === callbackId);
   }
 
-  private show(callback: OpenCallback, hosted: HostedSession): void {
+  private show(callback: OpenCallback, hosted: ListedSession): void {
     this.log.info(`ask ${callback.id}: ${askMessage(hosted, callback)}`);
     if (callback.type === 'sign-in') {
       void vscode.window.showWarningMessage(askMessage(hosted, callback), 'Sign In…').then((picked) => {

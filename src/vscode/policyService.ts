@@ -123,6 +123,13 @@ export class PolicyService implements vscode.Disposable {
     return [...this.files.entries()].filter(([layer]) => layer !== 'workspace').map(([, f]) => f);
   }
 
+  /** The managed and user layers' files as the settings name them (absolute), for the hooks of other agents (hookAsks.ts). */
+  layerFiles(): { managed?: string; user?: string } {
+    const managed = this.files.get('managed');
+    const user = this.files.get('user');
+    return { ...(managed !== undefined ? { managed } : {}), ...(user !== undefined ? { user } : {}) };
+  }
+
   private watchers: vscode.Disposable[] = [];
 
   private configure(): void {

@@ -473,6 +473,17 @@ describe('audit log', () => {
       assert.deepEqual(interruptedSessions(again), [{ session: 'a', startedAt: '2025-02-01T00:00:00.000Z', openCallbacks: [] }]);
     });
 
+    it('counts a session with no start line only when it left a callback open (hooks of other agents log sessions that never start here)', () => {
+      const log: AuditEntry[] = [
+        entry({ event: 'decision', session: 'claude:a', decision: 'allow' }),
+        entry({ event: 'decision', session: 'claude:b', decision: 'ask' }),
+        entry({ event: 'callback-opened', session: 'claude:b', callback: 'cb-1', agent: 'Claude Code' }),
+        entry({ event: 'callback-settled', session: 'claude:b', callback: 'cb-1', answer: 'closed', answeredBy: 'cancel' }),
+        entry({ event: 'callback-opened', session: 'claude:c', callback: 'cb-2', agent: 'Claude Code' }),
+      ];
+      assert.deepEqual(interruptedSessions(log).map((s) => [s.session, s.agent, s.openCallbacks.map((e) => e.callback)]), [['claude:c', 'Claude Code', ['cb-2']]]);
+    });
+
     it('works on what the reader recovered from a crashed window', () => {
       const file = tempFile();
       const log = new FileAuditLog(file);

@@ -1,0 +1,210 @@
+// Where an editor window and the hooks of other agents find each other: a folder only the user
+// can open ($XDG_RUNTIME_DIR/agentpolicy, else <tmpdir>/agentpolicy-<uid>), holding per window a
+// Unix socket and per workspace folder a discovery file (0600) that names the socket, the
+// window's random token and what the hook needs of the window. Both sides check the folder and
+// the files before using them: a folder or file that another user could have made or changed is
+// refused. Linux and macOS only (Windows would need named pipes; the hook then uses the host's
+// own ask). Plain Node: the hook reads this in a new process at every call, so it stays small.
+import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/** What the discovery file says; written by the window, checked by the hook. */
+export interface Discovery {
+  version: 1;
+  /** The folder the window runs for, as its real path. */
+  workspaceFolder: string;
+  socket: string;
+  /** Random per window: the hook presents it with every ask. */
+  token: string;
+  pid: number;
+  /** The window's audit log: the hook writes its decision lines there too. */
+  auditFile: string;
+  /** VS Code workspace trust for the folder: when false the hook lowers the workspace layer. */
+  trusted: boolean;
+  managedPolicyFile?: string;
+  userPolicyFile?: string;
+}
+
+/** The longest socket path both Linux (108 bytes with the NUL) and macOS (104) take. */
+export const MAX_SOCKET_PATH_BYTES = 103;
+
+const MAX_DISCOVERY_BYTES = 16 * 1024;
+
+export function bridgeSupported(platform: NodeJS.Platform = process.platform): boolean {
+  return platform === 'linux' || platform === 'darwin';
+}
+
+function uid(): number {
+  return process.getuid?.() ?? -1;
+}
+
+/**
+ * The folders a window may use, the first the one it does use. The hook looks in all of them: a
+ * host started outside the desktop session may not have the window's XDG_RUNTIME_DIR.
+ */
+export function bridgeDirectories(env: NodeJS.ProcessEnv = process.env): string[] {
+  const dirs: string[] = [];
+  const runtime = env.XDG_RUNTIME_DIR;
+  if (runtime && path.isAbsolute(runtime)) dirs.push(path.join(runtime, 'agentpolicy'));
+  for (const tmp of [os.tmpdir(), '/tmp']) {
+    const dir = path.join(tmp, `agentpolicy-${uid()}`);
+    if (!dirs.includes(dir)) dirs.push(dir);
+  }
+  return dirs;
+}
+
+/**
+ * Why `dir` must not be used, or undefined when it is private to this user: a real folder (not a
+ * link), owned by this user, that no group or other user can open, in a parent that no other user
+ * can rename it out of (not writable by others, or sticky like /tmp).
+ */
+export function privateDirectoryProblem(dir: string): string | undefined {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(dir);
+  } catch (error) {
+    return `${dir} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
+  }
+  if (st.isSymbolicLink()) return `${dir} is a symbolic link`;
+  if (!st.isDirectory()) return `${dir} is not a folder`;
+  if (st.uid !== uid()) return `${dir} belongs to another user (uid ${st.uid})`;
+  if ((st.mode & 0o077) !== 0) return `${dir} can be opened by other users (mode ${(st.mode & 0o777).toString(8)})`;
+  let parent: fs.Stats;
+  try {
+    parent = fs.statSync(path.dirname(dir));
+  } catch (error) {
+    return `${path.dirname(dir)} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
+  }
+  const othersMayRename = (parent.mode & 0o022) !== 0 && (parent.mode & 0o1000) === 0;
+  if (othersMayRename || (parent.uid !== uid() && parent.uid !== 0)) return `${path.dirname(dir)} lets other users replace ${path.basename(dir)}`;
+  return undefined;
+}
+
+/** Makes the window's folder (0700) and checks it; throws with the reason it cannot be used. */
+export function ensurePrivateDirectory(dir: string): void {
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const problem = privateDirectoryProblem(dir);
+  if (problem !== undefined) throw new Error(`${problem}; Agent Policy will not use it`);
+}
+
+/** A short name for a folder (a digest of its real path): socket paths have a length limit. */
+export function folderKey(realFolder: string): string {
+  return createHash('sha256').update(realFolder).digest('hex').slice(0, 16);
+}
+
+export function discoveryFile(dir: string, realFolder: string): string {
+  return path.join(dir, `${folderKey(realFolder)}.json`);
+}
+
+/** A new socket path for a window of this folder; undefined when the folder's path makes it too long. */
+export function newSocketPath(dir: string, realFolder: string): string | undefined {
+  const socket = path.join(dir, `${folderKey(realFolder)}-${randomBytes(4).toString('hex')}.sock`);
+  return Buffer.byteLength(socket) <= MAX_SOCKET_PATH_BYTES ? socket : undefined;
+}
+
+export function newToken(): string {
+  return randomBytes(32).toString('hex');
+}
+
+/** The real path of a folder (the same folder reached through a link is the same window's). */
+export function realFolder(folder: string): string {
+  try {
+    return fs.realpathSync.native(path.resolve(folder));
+  } catch {
+    return path.resolve(folder);
+  }
+}
+
+/** Writes the discovery file whole (temporary file, then rename) and private (0600). */
+export function writeDiscovery(dir: string, discovery: Discovery): string {
+  const file = discoveryFile(dir, discovery.workspaceFolder);
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    fs.writeFileSync(temp, `${JSON.stringify(discovery)}\n`, { mode: 0o600, flag: 'wx' });
+    fs.renameSync(temp, file);
+  } catch (error) {
+    fs.rmSync(temp, { force: true });
+    throw error;
+  }
+  return file;
+}
+
+/** Removes the discovery file if it is still this window's (another window of the folder may have replaced it). */
+export function removeDiscovery(file: string, token: string): void {
+  const current = readDiscovery(file);
+  if (current.discovery?.token === token) fs.rmSync(file, { force: true });
+}
+
+/** A private regular file or socket of this user: owned by the uid, nothing for group or others. */
+function privateNodeProblem(file: string, kind: 'file' | 'socket'): string | undefined {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(file);
+  } catch (error) {
+    return `${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
+  }
+  if (kind === 'file' ? !st.isFile() : !st.isSocket()) return `${file} is not a ${kind}`;
+  if (st.uid !== uid()) return `${file} belongs to another user (uid ${st.uid})`;
+  if ((st.mode & 0o077) !== 0) return `${file} is open to other users (mode ${(st.mode & 0o777).toString(8)})`;
+  return kind === 'file' && st.size > MAX_DISCOVERY_BYTES ? `${file} is too large` : undefined;
+}
+
+/** Whether a process with this pid runs as this user (EPERM: it is another user's, so not the window). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function optionalPath(value: unknown): value is string | undefined {
+  return value === undefined || (typeof value === 'string' && path.isAbsolute(value));
+}
+
+function isDiscovery(value: unknown): value is Discovery {
+  const d = value as Partial<Discovery> | null;
+  return typeof d === 'object' && d !== null && d.version === 1
+    && typeof d.workspaceFolder === 'string' && path.isAbsolute(d.workspaceFolder)
+    && typeof d.socket === 'string' && path.isAbsolute(d.socket)
+    && typeof d.token === 'string' && /^[0-9a-f]{64}$/.test(d.token)
+    && Number.isSafeInteger(d.pid) && (d.pid as number) > 0
+    && typeof d.auditFile === 'string' && path.isAbsolute(d.auditFile)
+    && typeof d.trusted === 'boolean'
+    && optionalPath(d.managedPolicyFile) && optionalPath(d.userPolicyFile);
+}
+
+/** Reads and checks a discovery file: private, well formed. Whether its window still runs is `liveDiscovery`'s. */
+export function readDiscovery(file: string): { discovery?: Discovery; problem?: string } {
+  const problem = privateNodeProblem(file, 'file');
+  if (problem !== undefined) return { problem };
+  let value: unknown;
+  try {
+    value = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (error) {
+    return { problem: `${file} is not JSON (${(error as Error).message})` };
+  }
+  return isDiscovery(value) ? { discovery: value } : { problem: `${file} is not a discovery file` };
+}
+
+/**
+ * The discovery file of `realFolder` in `dir` when its window runs: the file is private and well
+ * formed, names this folder, its process is alive, and its socket is there, private, in `dir`.
+ */
+export function liveDiscovery(dir: string, realFolder: string): { discovery?: Discovery; problem?: string } {
+  const read = readDiscovery(discoveryFile(dir, realFolder));
+  const d = read.discovery;
+  if (!d) return read;
+  if (d.workspaceFolder !== realFolder) return { problem: `the discovery file names ${d.workspaceFolder}, not ${realFolder}` };
+  if (path.dirname(d.socket) !== dir) return { problem: `the socket ${d.socket} is outside ${dir}` };
+  if (!processAlive(d.pid)) return { problem: `the window's process ${d.pid} is gone` };
+  const socket = privateNodeProblem(d.socket, 'socket');
+  return socket === undefined ? { discovery: d } : { problem: socket };
+}
