@@ -37,6 +37,8 @@ export interface EditorAsk {
   /** Why it asks: the rule's reason, or the protected file. */
   reason?: string;
   rule: PolicyDecision['rule'];
+  /** When no rule decided: the layer whose `default` asked (null: the built-in default). */
+  defaultFrom?: PolicyDecision['defaultFrom'];
   parts?: ReadonlyArray<Pick<PartDecision, 'part' | 'decision' | 'rule'>>;
   /** The workspace is untrusted and its allow became this ask: no Allow for Session (as in our own sessions). */
   lowered?: boolean;

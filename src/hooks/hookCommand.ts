@@ -41,6 +41,8 @@ export interface HookAsk {
   summary: string;
   reason?: string;
   rule: PolicyDecision['rule'];
+  /** When no rule decided: the layer whose `default` asked (the notification names it). */
+  defaultFrom?: PolicyDecision['defaultFrom'];
   parts?: PolicyDecision['parts'];
   remember: 'session' | 'never';
   timeoutSeconds?: number;
@@ -211,7 +213,7 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
     if (!editor) return answer(agent, hostCall, { decision: 'ask', reason });
     const ask: HookAsk = {
       host: agent, hostLabel: label, hostSession: hostCall.session, toolId: call.tool.id, input: call.input,
-      summary: summarizeInput(call.input), reason, rule: decision.rule,
+      summary: summarizeInput(call.input), reason, rule: decision.rule, ...(decision.rule === null ? { defaultFrom: decision.defaultFrom ?? null } : {}),
       ...(hostCall.subagent !== undefined ? { agent: hostCall.subagent } : {}),
       ...(decision.parts ? { parts: decision.parts } : {}),
       remember: protectedTitle !== undefined ? 'never' : decision.ask?.remember ?? 'session',

@@ -32,6 +32,8 @@ export interface ExternalAsk {
   agent?: string;
   reason?: string;
   rule: PolicyDecision['rule'];
+  /** When no rule decided: the layer whose `default` asked (null: the built-in default). */
+  defaultFrom?: PolicyDecision['defaultFrom'];
   parts?: PartDecision[];
   /** The workspace is untrusted and its allow became this ask. */
   lowered: boolean;
@@ -121,12 +123,13 @@ export class ExternalSession implements CallbackHost, ListedSession {
       decision: 'ask', rule: ask.rule, lowered: ask.lowered, warnings: [],
       ...(ask.reason !== undefined ? { reason: ask.reason } : {}),
       ...(ask.parts ? { parts: ask.parts } : {}),
+      ...(ask.defaultFrom !== undefined ? { defaultFrom: ask.defaultFrom } : {}),
       ask: { onTimeout: ask.onTimeout, remember: ask.remember, ...(ask.timeoutSeconds !== undefined ? { timeout: ask.timeoutSeconds } : {}) },
     };
     const turnId = newId('hook');
     const auditBase = {
       session: this.id, turn: turnId, agent, tool: ask.toolId, inputDigest: inputDigest(ask.input, canonical), summary: summarizeInput(ask.input),
-      rule: ask.rule, lowered: ask.lowered, ...(ask.reason !== undefined ? { reason: ask.reason } : {}), ...auditParts(ask.parts),
+      rule: ask.rule, lowered: ask.lowered, ...(ask.rule === null ? { default: ask.defaultFrom ?? 'builtin' } : {}), ...(ask.reason !== undefined ? { reason: ask.reason } : {}), ...auditParts(ask.parts),
     } satisfies Omit<AuditEntry, 'time' | 'event'>;
     const event = { sessionId: this.id, turnId, agent, callId: turnId, toolId: ask.toolId, name: ask.toolName ?? ask.toolId, input: ask.input, decision };
 

@@ -131,6 +131,12 @@ describe('asks of other agents answered in the editor (editor bridge)', () => {
     assert.equal(lines[0]!.tool, 'builtin.run_command');
     assert.equal(lines[0]!.summary, 'rm -rf build');
     assert.equal(lines[1]!.answeredBy, 'person');
+
+    const byDefault = askEditor(editor, ask({ rule: null, defaultFrom: 'workspace', reason: undefined, input: { command: 'npm install' } }), Date.now() + 60_000);
+    const [d] = await until(() => approvals().length === 1 && approvals(), 'the second callback');
+    assert.match(askMessage(listed, d!), /wants to run builtin\.run_command: npm install — asked by the workspace policy's default\.$/);
+    await host.answer(d!.id, new DenyApproval());
+    assert.equal((await byDefault)?.answer, 'deny');
     assert.equal(approvals().length, 0);
   });
 
