@@ -85,6 +85,11 @@ export function compileRules(
   lines: LineMap,
   file: string,
   layer: LayerName,
+  /**
+   * Compile each rule's matchers (tools, agents, paths, commands, input) at their first use. Only for rules
+   * validated before (a hook's kept reading): a bad glob would otherwise go unreported.
+   */
+  lazy = false,
 ): { rules: CompiledRule[]; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
   const compiled: CompiledRule[] = [];
@@ -127,42 +132,56 @@ export function compileRules(
       offset: where?.offset ?? 0,
       length: where?.length ?? 1,
     };
-    if (rule.tools) c.tools = guard(['tools'], () => compileGlobSet(rule.tools!, 'name'));
     if (rule.kinds) c.kinds = new Set(rule.kinds);
-    if (rule.agents) c.agents = guard(['agents'], () => compileGlobSet(rule.agents!, 'name'));
     if (rule.hints) c.hints = Object.entries(rule.hints).filter((e): e is [HintName, boolean] => typeof e[1] === 'boolean');
     if (rule.tags) c.tags = new Set(rule.tags);
-    if (rule.paths) c.paths = guard(['paths'], () => compilePaths(rule.paths!));
+    const setMatcher = <K extends 'tools' | 'agents' | 'paths' | 'commands' | 'input'>(key: K, build: () => CompiledRule[K]): void => {
+      if (!lazy) {
+        c[key] = build();
+        return;
+      }
+      let built: CompiledRule[K] | undefined;
+      Object.defineProperty(c, key, { get: () => (built ??= build()), enumerable: true, configurable: true });
+    };
+    if (rule.tools) setMatcher('tools', () => guard(['tools'], () => compileGlobSet(rule.tools!, 'name')));
+    if (rule.agents) setMatcher('agents', () => guard(['agents'], () => compileGlobSet(rule.agents!, 'name')));
+    if (rule.paths) setMatcher('paths', () => guard(['paths'], () => compilePaths(rule.paths!)));
     if (rule.commands) {
-      c.commands = [];
-      rule.commands.forEach((pattern, i) => {
-        const p = guard(['commands', i], () => compileCommandPattern(pattern));
-        if (p) c.commands!.push(p);
+      setMatcher('commands', () => {
+        const commands: CommandPattern[] = [];
+        rule.commands!.forEach((pattern, i) => {
+          const p = guard(['commands', i], () => compileCommandPattern(pattern));
+          if (p) commands.push(p);
+        });
+        return commands;
       });
     }
-    if (rule.input) {
-      c.input = [];
+    const compileInput = (given: NonNullable<Rule['input']>): InputCheck[] => {
+      const input: InputCheck[] = [];
       // The keys as written: a parsed record loses "__proto__" (it sets the prototype instead),
       // which would drop that matcher and widen the rule. (The fast reader takes no file with such
       // a key, nor one whose keys V8 would reorder: with spans, the record's own keys are the keys.)
       const inputNode = span ? undefined : nodeAt('input');
       const written = inputNode?.type === 'object' ? (inputNode.children ?? []).map((p) => p.children?.[0]?.value).filter((k): k is string => typeof k === 'string') : undefined;
-      for (const pointer of written ?? Object.keys(rule.input)) {
+      for (const pointer of written ?? Object.keys(given)) {
         const keyAt = (): Node | undefined => nodeAt('input', pointer)?.parent?.children?.[0];
         const tokens = parsePointer(pointer);
         if (tokens === undefined) {
           report(keyAt(), 'schema', `"${pointer}" is not a JSON Pointer: it must be empty or start with "/"`);
           continue;
         }
-        const matcher = Object.prototype.hasOwnProperty.call(rule.input, pointer) ? rule.input[pointer] : undefined;
+        const matcher = Object.prototype.hasOwnProperty.call(given, pointer) ? given[pointer] : undefined;
         if (matcher === undefined) {
           report(keyAt(), 'schema', `input ${JSON.stringify(pointer)} has no matcher`);
           continue;
         }
         const test = guard(['input', pointer], () => compileInputMatcher(matcher, pointer));
-        if (test) c.input.push({ pointer, tokens, test });
+        if (test) input.push({ pointer, tokens, test });
       }
-    }
+      return input;
+    };
+    const input = rule.input;
+    if (input) setMatcher('input', () => compileInput(input));
     compiled.push(c);
   });
   return { rules: compiled, diagnostics };

@@ -99,7 +99,8 @@ const OUTSIDE_WORKSPACE: readonly string[] = ['\u0000outside'];
  * (minimatch folds `src/../secrets/**` into `secrets/**`: its first segment is not `src`).
  */
 export function pathStarts(rule: CompiledRule): LiteralStarts {
-  const source = rule.paths?.source;
+  // The globs as written: reading them does not compile the rule's matchers (they may be lazy).
+  const source = rule.rule.paths;
   if (source === undefined) return undefined;
   const starts: string[][] = [];
   for (const glob of source) {

@@ -21,6 +21,8 @@ export interface ParsedJsonc<T> {
   topLevelArrays?: ReadonlyMap<string, readonly Span[]>;
   /** The validated value, when there are no syntax or schema errors. */
   value: T | undefined;
+  /** The value is a reading kept from before (ParseOptions.known), not read from the text now. */
+  fromKnownReading?: boolean;
   diagnostics: Diagnostic[];
 }
 
@@ -55,6 +57,7 @@ export function parseJsoncWithSchema<T>(text: string, file: string, given: z.Zod
         Object.defineProperty(result, 'root', { get: () => (tree ??= parseTree(source, [], TREE_OPTIONS)), enumerable: true, configurable: true });
         result.topLevelArrays = fast.topLevelArrays;
         result.value = parsed.data;
+        if (options.known) result.fromKnownReading = true;
         return result;
       }
     }

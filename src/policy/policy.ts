@@ -44,7 +44,8 @@ export class PolicyLayer {
     const diagnostics = [...parsed.diagnostics];
     let rules: CompiledRule[] = [];
     if (parsed.value) {
-      const compiled = compileRules(parsed.value.rules, parsed, parsed.lines, file, layer);
+      // A reading validated before compiles its matchers as calls need them: a hook process judges one call.
+      const compiled = compileRules(parsed.value.rules, parsed, parsed.lines, file, layer, parsed.fromKnownReading === true);
       rules = compiled.rules;
       diagnostics.push(...compiled.diagnostics);
       if (parsed.value.sandbox === 'off' && layer === 'workspace') {
@@ -114,7 +115,9 @@ class ToolIndex {
 
   constructor(private readonly rules: readonly CompiledRule[]) {
     rules.forEach((rule, i) => {
-      const prefixes = rule.tools ? new Set(rule.tools.positives.map(literalPrefix)) : new Set(['']);
+      // From the globs as written (not the compiled set): a rule's matchers may be compiled lazily.
+      const tools = rule.rule.tools;
+      const prefixes = tools ? new Set(tools.filter((g) => !g.startsWith('!')).map(literalPrefix)) : new Set(['']);
       for (const prefix of prefixes) {
         let list = this.byPrefix.get(prefix);
         if (!list) this.byPrefix.set(prefix, (list = []));

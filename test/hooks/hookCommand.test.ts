@@ -11,6 +11,7 @@ import { hostAnswer } from '../../src/hooks/hostAnswers.js';
 import { readHostCall } from '../../src/hooks/hostCalls.js';
 import { loadHookPolicy } from '../../src/hooks/hookPolicy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
+import { generateMatchers } from '../../bench/policyBench.js';
 
 const POLICY = `{
   // what the tests rely on
@@ -237,6 +238,18 @@ describe('agentpolicy hook: judging a host\'s call', function () {
     for (const command of ['rm x', 'touch y', 'deploy z', 'ls']) {
       const call = { tool: { id: 'builtin.run_command', kind: 'builtin' as const }, input: { command }, agent: 'claude' };
       assert.deepEqual(second.policy.decide(call, { workspaceFolder: workspace }), first.policy.decide(call, { workspaceFolder: workspace }));
+    }
+  });
+
+  it('decides every call of a large generated policy alike from its kept reading (matchers compiled lazily) and from its text', () => {
+    const generated = generateMatchers(600);
+    fs.writeFileSync(path.join(workspace, '.agentpolicy.jsonc'), generated.text);
+    const fresh = loadHookPolicy({ folder: workspace, stateDir: state });
+    const kept = loadHookPolicy({ folder: workspace, stateDir: state });
+    assert.ok(fresh.ok && kept.ok);
+    assert.ok(kept.policy.layers[0]!.state.kind === 'ok' && kept.policy.layers[0]!.state.layer.parsed.fromKnownReading, 'the second load used the kept reading');
+    for (const call of generated.calls) {
+      assert.deepEqual(kept.policy.decide(call, { workspaceFolder: workspace }), fresh.policy.decide(call, { workspaceFolder: workspace }), JSON.stringify(call));
     }
   });
 
