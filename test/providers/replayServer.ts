@@ -1,9 +1,9 @@
 // A chat-completions server on 127.0.0.1 that replays recorded streams (test/fixtures/chat-streams)
 // and canned errors, one reply per request, and records what each request sent.
 import * as fs from 'node:fs';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type * as http from 'node:http';
 import * as path from 'node:path';
+import { closeLoopbackServer, loopbackPort, startLoopbackServer } from '../loopbackHttp';
 
 export const STREAMS = path.join(__dirname, '..', 'fixtures', 'chat-streams');
 
@@ -39,14 +39,13 @@ export class ReplayServer {
   /** Reply i answers request i; requests beyond the list get the last reply. */
   static async start(replies: readonly Reply[]): Promise<ReplayServer> {
     let self: ReplayServer | undefined;
-    const server = http.createServer((req, res) => self!.handle(req, res));
+    const server = await startLoopbackServer((req, res) => self!.handle(req, res));
     self = new ReplayServer(server, replies);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return self;
   }
 
   get baseURL(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
+    return `http://127.0.0.1:${loopbackPort(this.server)}/v1`;
   }
 
   /** Resolves once a `stallAfter` reply has sent its events and fallen silent. */
@@ -55,9 +54,8 @@ export class ReplayServer {
     return new Promise((resolve) => this.stallWaiters.push(resolve));
   }
 
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  close(): Promise<void> {
+    return closeLoopbackServer(this.server);
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {

@@ -1,0 +1,99 @@
+// `agentpolicy hook` under the real agent CLIs (Claude Code, Codex, Gemini CLI, Copilot CLI),
+// offline: each CLI runs headless against a scripted model on 127.0.0.1 that calls the shell
+// once, with the hook installed in a temp project, and the file system says what ran.
+// `npm run test:hosts` (scripts/test-hosts.mjs) installs the CLIs and builds dist/ first.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { binPath, HOST_DRIVERS, type HostDriver } from './hostDrivers';
+import { type HostRunResult, type HostScenario, runHost } from './hostRun';
+import { AGENTPOLICY_CLI } from './installHook';
+
+/** What each host can be made to do when its hook fails (docs/hooks.md, "Tested hosts"). */
+const BLOCKS_WHEN_HOOK: Record<HostDriver['host'], { crashes: boolean; timesOut: boolean }> = {
+  claude: { crashes: true, timesOut: true }, // the entry's "onFailure": "block"
+  codex: { crashes: false, timesOut: false },
+  gemini: { crashes: false, timesOut: false },
+  copilot: { crashes: true, timesOut: false }, // an exit code other than 0 denies; a timeout lets the call through
+};
+
+/** Stand-ins for the hook: one that crashes, one that answers nothing until long after the host's timeout. */
+const CRASHING_HOOK = `node -e "process.exit(1)"`;
+const STALLING_HOOK = `node -e "setTimeout(() => {}, 15000)"`;
+
+const INVALID_POLICY = '{ "version": 1, "rules": [ { "tools": ["builtin.run_command"], "decision": "perhaps" } ] }\n';
+
+for (const driver of HOST_DRIVERS) {
+  describe(`${driver.label} with agentpolicy hook (real CLI, offline)`, function () {
+    this.timeout(120_000);
+    let result: HostRunResult | undefined;
+
+    before(function () {
+      if (!fs.existsSync(binPath(driver))) {
+        console.warn(`    skipped: ${driver.label} is not installed at ${binPath(driver)} (run scripts/ensure-agent-clis.sh)`);
+        this.skip();
+      }
+      assert.ok(fs.existsSync(AGENTPOLICY_CLI), `${AGENTPOLICY_CLI} is missing: run npm run build`);
+    });
+
+    afterEach(() => {
+      result?.dispose();
+      result = undefined;
+    });
+
+    async function run(scenario: HostScenario): Promise<HostRunResult> {
+      result = await runHost(driver, scenario);
+      assert.equal(result.run.timedOut, false, `the run hung\n${result.explain()}`);
+      // Else "it did not run" would hold for a host that never offered the model its shell.
+      assert.ok(result.model.turns.some((t) => t.answered !== 'not-a-model-turn' && 'toolCall' in t.answered), `the model was never offered a shell tool\n${result.explain()}`);
+      return result;
+    }
+
+    function decisions(r: HostRunResult): string[] {
+      return r.auditLines().filter((l) => l.event === 'decision' && l.tool === 'builtin.run_command').map((l) => `${l.decision} ${l.summary ?? ''}`);
+    }
+
+    // The calls the hook must stop run with the host's own permission to run anything (where it
+    // has one), so that only the hook stands in the way; the allowed call runs without it, so that
+    // only the hook's allow lets it through.
+    it('never runs a denied rm, tells the model why, and audits the deny', async () => {
+      const r = await run({ command: 'rm victim.txt', hostApproves: true });
+      assert.ok(r.exists('victim.txt'), `victim.txt was deleted\n${r.explain()}`);
+      assert.ok(r.model.toolResults.some((t) => t.includes('no deleting')), `the deny reason did not reach the model\n${r.explain()}`);
+      assert.deepEqual(decisions(r).map((d) => d.split(' ')[0]), ['deny'], r.explain());
+    });
+
+    it('runs an allowed touch without a prompt, and audits the allow', async () => {
+      const r = await run({ command: 'touch made.txt' });
+      assert.ok(r.exists('made.txt'), `made.txt was not created\n${r.explain()}`);
+      assert.deepEqual(decisions(r).map((d) => d.split(' ')[0]), ['allow'], r.explain());
+    });
+
+    it('does not run a call the policy asks about when no editor runs, and does not hang', async () => {
+      const r = await run({ command: 'mkdir asked-dir', hostApproves: true });
+      assert.ok(!r.exists('asked-dir'), `asked-dir was created\n${r.explain()}`);
+      assert.equal(r.model.toolResults.length, 1, `the model was not told the call did not run\n${r.explain()}`);
+      assert.deepEqual(decisions(r).map((d) => d.split(' ')[0]), ['ask'], r.explain());
+    });
+
+    it('does not run a call when the policy is invalid and no valid version was seen', async () => {
+      const r = await run({ command: 'touch made.txt', policy: INVALID_POLICY, hostApproves: true });
+      assert.ok(!r.exists('made.txt'), `made.txt was created under an invalid policy\n${r.explain()}`);
+      assert.ok(r.model.toolResults.some((t) => t.includes('is invalid')), `the model was not told the policy is invalid\n${r.explain()}`);
+      assert.deepEqual(decisions(r).map((d) => d.split(' ')[0]), ['deny'], r.explain());
+    });
+
+    if (BLOCKS_WHEN_HOOK[driver.host].crashes) {
+      it('does not run a call when the hook crashes', async () => {
+        const r = await run({ command: 'touch made.txt', hookLauncher: CRASHING_HOOK, hostApproves: true });
+        assert.ok(!r.exists('made.txt'), `made.txt was created past a crashed hook\n${r.explain()}`);
+      });
+    }
+
+    if (BLOCKS_WHEN_HOOK[driver.host].timesOut) {
+      it('does not run a call when the hook does not answer within its timeout', async () => {
+        const r = await run({ command: 'touch made.txt', hookLauncher: STALLING_HOOK, hookTimeoutSeconds: 2, hostApproves: true });
+        assert.ok(!r.exists('made.txt'), `made.txt was created past a timed-out hook\n${r.explain()}`);
+      });
+    }
+  });
+}

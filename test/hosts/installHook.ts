@@ -1,0 +1,21 @@
+// Installs the hook for a host in a project the way a person does: `agentpolicy hook install`.
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { type HostDriver, REPO } from './hostDrivers';
+
+/** The agentpolicy CLI under test (`npm run build`); AGENTPOLICY_HOSTS_CLI tests one built elsewhere. */
+export const AGENTPOLICY_CLI = process.env.AGENTPOLICY_HOSTS_CLI ?? path.join(REPO, 'dist', 'cli.js');
+
+export interface HookInstallOptions {
+  /** How the host starts agentpolicy: `node /…/dist/cli.js`, or a stand-in that crashes or stalls. */
+  launcher: string;
+  /** The timeout written in the host's entry, in seconds (default: the install's). */
+  timeoutSeconds?: number;
+}
+
+export function installHook(host: HostDriver['host'], project: string, options: HookInstallOptions): void {
+  const args = [AGENTPOLICY_CLI, 'hook', 'install', '--agent', host, '--workspace', project, '--command', options.launcher];
+  if (options.timeoutSeconds !== undefined) args.push('--timeout', String(options.timeoutSeconds));
+  const r = spawnSync(process.execPath, args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`agentpolicy hook install --agent ${host} exited with ${r.status}: ${r.stderr}${r.stdout}`);
+}
