@@ -2,7 +2,10 @@
 // harness.ts): `agentpolicy hook --agent claude` (the built dist/cli.js, given Claude Code's hook
 // input on stdin, as Claude Code runs it) finds the window of the folder, its ask shows as
 // "Claude Code wants to run …" with a "Claude Code · <session>" node in Open Callbacks, and what a
-// person clicks is what the hook answers Claude Code. Run with `npm run test:e2e -- --grep hook`.
+// person clicks is what the hook answers Claude Code. Then the real Claude Code CLI (from
+// .cache/agent-clis, scripts/ensure-agent-clis.sh; offline against a scripted model, as
+// test/hosts runs it) asks the same way, and its command runs only once a person clicks Allow.
+// Run with `npm run test:e2e -- --grep "other agents"`.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -10,6 +13,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { findEditor } from '../../src/hooks/editorBridge';
 import { readAuditLog } from '../../src/runtime/auditRead';
+import { binPath, claude } from '../hosts/hostDrivers';
+import { runHostIn } from '../hosts/hostRun';
+import { AGENTPOLICY_CLI, installHook } from '../hosts/installHook';
 import { activated, countLabel, REPO, useVsCode, type VsCode } from './harness';
 
 const VIEW = 'Open Callbacks';
@@ -49,7 +55,7 @@ describe('Asks of other agents answered in VS Code (e2e)', function () {
   beforeEach(() => (state = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-policy-e2e-hook-'))));
   afterEach(() => fs.rmSync(state, { recursive: true, force: true }));
 
-  it('a Claude Code hook asks: the notification names Claude Code, Allow lets the call run, Allow for Session from the palette answers the same call again at once', async () => {
+  it('a Claude Code hook asks: the notification names Claude Code, Allow lets the call run, Allow for Session from the palette answers the same call again at once, Allow and Add Rule makes the next one the rule\'s', async () => {
     const v = await open('hook-asks');
     await activated(v);
     const editor = await v.waitFor('the window\'s discovery file for the hooks', () => findEditor(v.workspace), 60_000);
@@ -86,6 +92,18 @@ describe('Asks of other agents answered in VS Code (e2e)', function () {
     assert.deepEqual(decisionOf(await second), { decision: 'allow', reason: 'a person allowed this call in the editor' });
     assert.deepEqual(decisionOf(await claudeHook(v, state, 'rm -rf dist')), { decision: 'allow', reason: 'allowed for this session in the editor' });
 
+    // Allow and Add Rule: the rule goes into .agentpolicy.jsonc, this call is allowed, and the hook's next same call is the rule's.
+    const third = claudeHook(v, state, 'rm -rf out');
+    const ruleAsk = /Claude Code wants to run builtin\.run_command: rm -rf out/;
+    await v.clickNotificationButton(ruleAsk, 'More…', 60_000);
+    await v.pickQuickItem(/Allow and Add Rule/);
+    await v.pickQuickItem(/This exact input/);
+    assert.deepEqual(decisionOf(await third), { decision: 'allow', reason: 'a person allowed this call in the editor' });
+    assert.match(fs.readFileSync(path.join(v.workspace, '.agentpolicy.jsonc'), 'utf8'), /rm -rf out/, 'the rule is in the workspace policy');
+    const byRule = decisionOf(await claudeHook(v, state, 'rm -rf out'));
+    assert.equal(byRule.decision, 'allow');
+    assert.match(byRule.reason ?? '', /allowed by workspace rule/);
+
     const lines = readAuditLog(editor.auditFile).entries.filter((e) => e.session === `claude:${SESSION}`);
     const seen = lines.map((e) => `${e.event} ${e.summary ?? ''} ${e.decision ?? ''} ${e.answer ?? ''} ${e.answeredBy ?? ''}`.replace(/\s+/g, ' ').trim());
     for (const want of [
@@ -93,6 +111,36 @@ describe('Asks of other agents answered in VS Code (e2e)', function () {
       'callback-settled allow-session person',
       'decision rm -rf dist allow allow-session session',
     ]) assert.ok(seen.includes(want), `the window's audit log has "${want}":\n${seen.join('\n')}`);
-    assert.equal(lines.filter((e) => e.event === 'callback-opened').length, 2, 'two asks were put to a person');
+    assert.equal(lines.filter((e) => e.event === 'callback-opened').length, 3, 'three asks were put to a person');
+  });
+
+  it('the real Claude Code CLI asks through its hook; its command runs once a person clicks Allow in the notification', async function () {
+    if (!fs.existsSync(binPath(claude))) {
+      console.warn(`    skipped: Claude Code is not installed at ${binPath(claude)} (run scripts/ensure-agent-clis.sh)`);
+      this.skip();
+    }
+    // The hook entry as a person writes it: agentpolicy hook install --agent claude.
+    const v = await open('hook-asks-claude', { prepare: (ws) => installHook('claude', ws, { launcher: `node ${AGENTPOLICY_CLI}` }) });
+    await activated(v);
+    const editor = await v.waitFor('the window\'s discovery file for the hooks', () => findEditor(v.workspace), 60_000);
+    const home = path.join(state, 'home');
+    fs.mkdirSync(path.join(home, 'run'), { recursive: true, mode: 0o700 });
+    const where = { root: state, project: v.workspace, home, exists: (rel: string) => fs.existsSync(path.join(v.workspace, rel)), auditLines: () => [], dispose: () => undefined };
+    // No --allowedTools: in -p Claude Code refuses a Bash call unless the hook allows it, so only the click can let it run.
+    // The host's own XDG_RUNTIME_DIR is the run's (test/hosts gives it one in its home) unless the window has one: then
+    // they share the desktop session's; without, the hook finds the window in <tmpdir>/agentpolicy-<uid>.
+    const runtime: Record<string, string> = process.env.XDG_RUNTIME_DIR ? { XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR } : {};
+    const running = runHostIn(claude, where, { command: 'mkdir asked-dir', env: runtime, timeoutMs: 150_000 });
+    const ask = /Claude Code wants to run builtin\.run_command: mkdir asked-dir/;
+    await v.notification(ask, 90_000);
+    assert.equal(where.exists('asked-dir'), false, 'nothing ran before the answer');
+    await v.waitFor('a Claude Code session node in Open Callbacks', async () => (await v.treeItems(VIEW)).some((i) => /^Claude Code · [0-9a-f]{8}$/.test(i.label)) || undefined);
+    await v.screenshot('hook-ask-real-claude');
+    await v.clickNotificationButton(ask, 'Allow');
+    const result = await running;
+    assert.equal(result.run.timedOut, false, result.explain());
+    assert.ok(where.exists('asked-dir'), `Claude Code did not run the allowed command\n${result.explain()}`);
+    const settled = readAuditLog(editor.auditFile).entries.filter((e) => e.event === 'callback-settled' && e.session?.startsWith('claude:'));
+    assert.deepEqual(settled.map((e) => [e.answer, e.answeredBy]), [['allow-once', 'person']]);
   });
 });
