@@ -208,3 +208,40 @@ export function liveDiscovery(dir: string, realFolder: string): { discovery?: Di
   const socket = privateNodeProblem(d.socket, 'socket');
   return socket === undefined ? { discovery: d } : { problem: socket };
 }
+
+/** A socket with no discovery file is left alone this long: its window may be between listening and writing the file. */
+const ORPHAN_SOCKET_MS = 60_000;
+
+/**
+ * Removes what windows that ended without closing (a crash, a killed extension host) left in the
+ * folder: discovery files whose process is gone, with their sockets, and sockets no discovery
+ * file names. Run by each window as it starts; failures are ignored (it is only tidying).
+ */
+export function sweepStale(dir: string, now = Date.now()): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  const named = new Set<string>();
+  for (const name of names.filter((n) => /^[0-9a-f]{16}\.json$/.test(n))) {
+    const file = path.join(dir, name);
+    const { discovery } = readDiscovery(file);
+    if (discovery && processAlive(discovery.pid)) {
+      named.add(discovery.socket);
+      continue;
+    }
+    if (discovery && path.dirname(discovery.socket) === dir) fs.rmSync(discovery.socket, { force: true });
+    fs.rmSync(file, { force: true });
+  }
+  for (const name of names.filter((n) => /^[0-9a-f]{16}-[0-9a-f]{8}\.sock$/.test(n))) {
+    const socket = path.join(dir, name);
+    try {
+      if (!named.has(socket) && now - fs.lstatSync(socket).mtimeMs > ORPHAN_SOCKET_MS) fs.rmSync(socket, { force: true });
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+}
+

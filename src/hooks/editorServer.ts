@@ -6,13 +6,12 @@
 // extension starts it with its core and disposes of it with the window.
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import * as path from 'node:path';
 import type { SessionHost } from '../runtime/sessionHost.js';
 import { readAskLine } from './editorAskMessage.js';
 import { MAX_ASK_BYTES } from './editorBridge.js';
 import {
-  bridgeDirectories, bridgeSupported, discoveryFile, ensurePrivateDirectory, newSocketPath, newToken, processAlive, readDiscovery, realFolder,
-  removeDiscovery, writeDiscovery,
+  bridgeDirectories, bridgeSupported, discoveryFile, ensurePrivateDirectory, newSocketPath, newToken, realFolder, removeDiscovery, sweepStale,
+  writeDiscovery,
 } from './editorDiscovery.js';
 import { HOSTS } from './hostAgents.js';
 
@@ -59,7 +58,7 @@ export class EditorServer {
     const directory = options.directory ?? bridgeDirectories()[0]!;
     ensurePrivateDirectory(directory);
     const folder = realFolder(options.workspaceFolder);
-    removeStaleSocket(directory, folder);
+    sweepStale(directory);
     const socket = newSocketPath(directory, folder);
     if (socket === undefined) throw new Error(`the socket path in ${directory} would be too long for the system`);
     const token = newToken();
@@ -166,12 +165,6 @@ export class EditorServer {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     fs.rmSync(this.socket, { force: true });
   }
-}
-
-/** A window that ended without disposing (a crash, a killed host) left its socket: removed when its process is gone. */
-function removeStaleSocket(directory: string, folder: string): void {
-  const { discovery } = readDiscovery(discoveryFile(directory, folder));
-  if (discovery && path.dirname(discovery.socket) === directory && !processAlive(discovery.pid)) fs.rmSync(discovery.socket, { force: true });
 }
 
 function refuse(connection: net.Socket, reason: string): void {

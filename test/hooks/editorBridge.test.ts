@@ -274,6 +274,33 @@ describe('asks of other agents answered in the editor (editor bridge)', () => {
     assert.equal(findEditor(workspace, { directories: [dir] }), undefined, 'no socket');
   });
 
+  it('a window starting tidies up after windows that ended without closing; a live window\'s files stay', async () => {
+    const dead = spawn(process.execPath, ['-e', '']);
+    await new Promise((r) => dead.on('close', r));
+    const crashedSocket = path.join(dir, '0123456789abcdef-01234567.sock');
+    fs.writeFileSync(crashedSocket, '');
+    const crashed = writeDiscovery(dir, { ...editor, version: 1, workspaceFolder: '/gone/folder', socket: crashedSocket, pid: dead.pid! });
+    const orphan = path.join(dir, 'fedcba9876543210-89abcdef.sock');
+    fs.writeFileSync(orphan, '');
+    const young = path.join(dir, 'fedcba9876543210-00000000.sock');
+    fs.writeFileSync(young, '');
+    const old = new Date(Date.now() - 120_000);
+    fs.utimesSync(orphan, old, old);
+    const other = fs.mkdtempSync(path.join(os.tmpdir(), 'bridge-other-'));
+    const second = await EditorServer.start({ workspaceFolder: other, host, directory: dir, facts: () => ({ auditFile, trusted: true }) });
+    try {
+      assert.equal(fs.existsSync(crashed), false, 'the dead window\'s discovery file');
+      assert.equal(fs.existsSync(crashedSocket), false, 'the dead window\'s socket');
+      assert.equal(fs.existsSync(orphan), false, 'a socket no discovery file names');
+      assert.equal(fs.existsSync(young), true, 'a socket just made (its window may be about to write its file)');
+      assert.equal(findEditor(workspace, { directories: [dir] })?.socket, editor.socket, 'the live window is untouched');
+      assert.equal(findEditor(other, { directories: [dir] })?.socket, second.socket);
+    } finally {
+      await second.dispose();
+      fs.rmSync(other, { recursive: true, force: true });
+    }
+  });
+
   it('ignores a discovery file that other users could have written or read, or that names another folder', async () => {
     const file = discoveryFile(dir, realFolder(workspace));
     fs.chmodSync(file, 0o644);
