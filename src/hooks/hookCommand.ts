@@ -8,6 +8,7 @@ import type { ToolCall } from '../policy/call.js';
 import type { PolicyDecision } from '../policy/policy.js';
 import { auditParts, FileAuditLog, inputDigest, summarizeInput, type AuditEntry } from '../runtime/audit.js';
 import { DEFAULT_PROTECTED_FILES, PROTECTED_FILES_HOOK, protectedFilesCheck } from '../runtime/protected.js';
+import { bridgeDirectories } from './editorDiscovery.js';
 import { HOSTS, type HostAgent } from './hostAgents.js';
 import { hostAnswer, type HookVerdict, type HostAnswer } from './hostAnswers.js';
 import { HostInputError, readHostCall, type HostToolCall } from './hostCalls.js';
@@ -97,8 +98,13 @@ function anchored(call: ToolCall, hostCwd: string, workspace: string): ToolCall 
 }
 
 /** The protected paths of the workspace, and the hook's own state (last valid policies, its audit log). */
-function protectedPaths(workspace: string, stateDir: string): string[] {
-  return [...DEFAULT_PROTECTED_FILES.map((f) => path.resolve(workspace, f) + (f.endsWith('/') ? '/' : '')), `${stateDir}/`];
+function protectedPaths(workspace: string, stateDir: string, env: NodeJS.ProcessEnv): string[] {
+  // The bridge's folders too: a discovery file written there would point the hook at a fake window.
+  return [
+    ...DEFAULT_PROTECTED_FILES.map((f) => path.resolve(workspace, f) + (f.endsWith('/') ? '/' : '')),
+    `${stateDir}/`,
+    ...bridgeDirectories(env).map((d) => `${d}/`),
+  ];
 }
 
 /**
@@ -194,7 +200,7 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
       decision = decide();
     }
     const protectedTitle = decision.decision === 'deny' ? undefined
-      : protectedFilesCheck(protectedPaths(loaded.workspaceFolder, stateDir))({ tool: call.tool, input: call.input, workspaceFolder: loaded.workspaceFolder });
+      : protectedFilesCheck(protectedPaths(loaded.workspaceFolder, stateDir, deps.env))({ tool: call.tool, input: call.input, workspaceFolder: loaded.workspaceFolder });
     const decided: Omit<AuditEntry, 'time' | 'event'> = {
       ...auditBase, rule: decision.rule, lowered: decision.lowered,
       ...(decision.rule === null ? { default: decision.defaultFrom ?? 'builtin' } : {}),
@@ -208,12 +214,14 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
       const reason = decision.decision === 'deny' ? decision.reason ?? 'the policy denies this call' : describeAllow(decision);
       return answer(agent, hostCall, { decision: decision.decision, reason });
     }
-    const reason = protectedTitle ?? decision.reason ?? `the policy asks before ${call.tool.id}`;
+    // The reason a rule or the protected files give; the window words a default's ask itself.
+    const given = protectedTitle ?? decision.reason;
+    const reason = given ?? `the policy asks before ${call.tool.id}`;
     audit.write({ time: new Date().toISOString(), event: 'decision', ...decided, decision: 'ask' });
     if (!editor) return answer(agent, hostCall, { decision: 'ask', reason });
     const ask: HookAsk = {
       host: agent, hostLabel: label, hostSession: hostCall.session, toolId: call.tool.id, input: call.input,
-      summary: summarizeInput(call.input), reason, rule: decision.rule, ...(decision.rule === null ? { defaultFrom: decision.defaultFrom ?? null } : {}),
+      summary: summarizeInput(call.input), ...(given !== undefined ? { reason: given } : {}), rule: decision.rule, ...(decision.rule === null ? { defaultFrom: decision.defaultFrom ?? null } : {}),
       ...(hostCall.subagent !== undefined ? { agent: hostCall.subagent } : {}),
       ...(decision.parts ? { parts: decision.parts } : {}),
       remember: protectedTitle !== undefined ? 'never' : decision.ask?.remember ?? 'session',

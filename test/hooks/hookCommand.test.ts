@@ -166,6 +166,10 @@ describe('agentpolicy hook: judging a host\'s call', function () {
     // The hook's own state (last valid policies, its audit log) is protected too.
     const ownState = await hook('claude', claudeInput('Bash', { command: `touch ${state}/validated/x.json` }));
     assert.equal(claudeDecision(ownState.stdout), 'ask');
+    // And the editor bridge's folder: a discovery file written there would point the hook at a fake window.
+    const bridge = path.join(root, 'run');
+    const fake = await runHook(options('claude'), { stdin: claudeInput('Write', { file_path: path.join(bridge, 'agentpolicy', 'x.json'), content: '{}' }), env: { XDG_RUNTIME_DIR: bridge }, cwd: workspace });
+    assert.equal(claudeDecision(fake.stdout), 'ask');
   });
 
   it('puts an ask to the editor and answers with the person\'s answer', async () => {
