@@ -42,6 +42,14 @@ if (ensure.status !== 0) {
 }
 const codeServerDir = ensure.stdout.trim().split('\n').at(-1);
 
+// The real Claude Code CLI, for the test whose hook asks this VS Code (test/e2e/hookAsks.test.ts).
+say('checking the agent CLIs (scripts/ensure-agent-clis.sh)');
+const clis = spawnSync('bash', ['scripts/ensure-agent-clis.sh'], { stdio: ['ignore', 'ignore', 'inherit'] });
+if (clis.status !== 0) {
+  process.stderr.write(`e2e: scripts/ensure-agent-clis.sh exited with ${clis.status}: the agent CLIs could not be installed\n`);
+  process.exit(1);
+}
+
 // 2. The VSIX.
 let vsix = process.env.AGENT_POLICY_E2E_VSIX ? path.resolve(process.env.AGENT_POLICY_E2E_VSIX) : '';
 if (!vsix) {
