@@ -2,13 +2,10 @@
 // command needs (scripts/bundles.mjs): a host runs `agentpolicy hook` before every tool call, and
 // that must not pay for parsing the whole command line.
 
-// `agentpolicy explain … | head` closes the pipe early: that is not an error.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw error;
-  });
-}
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { defaultStateDir } from '../hooks/stateDir.js';
+import { requireWithCodeCache } from './codeCache.js';
 
 const argv = process.argv.slice(2);
 const running = argv[0] === 'hook' && argv[1] !== 'install' ? runHook(argv.slice(1)) : runCommand(argv);
@@ -24,16 +21,39 @@ running.then(
 
 // Plain requires: the bundler makes them `require('./hook.js')` and `require('./commands.js')`.
 function runHook(args: string[]): Promise<number> {
+  // The built executable loads the hook's bundle with V8's code cache (codeCache.ts).
+  const bundle = path.join(__dirname, 'hook.js');
+  const cached = path.basename(__filename) === 'cli.js' ? requireWithCodeCache<typeof import('./hookMain.js')>(bundle, path.join(defaultStateDir(), 'code-cache')) : undefined;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { hookMain, readProcessStdin } = require('./hookMain.js') as typeof import('./hookMain.js');
+  const { hookMain, readProcessStdin } = cached?.exports ?? (require('./hookMain.js') as typeof import('./hookMain.js'));
+  // Straight to the descriptors: process.stdout would load the stream modules for one short line.
+  const write = (fd: number, text: string): void => {
+    const buffer = Buffer.from(text);
+    for (let offset = 0; offset < buffer.length; ) {
+      try {
+        offset += fs.writeSync(fd, buffer, offset);
+      } catch (error) {
+        // A host may hand over a non-blocking pipe: wait a moment for room rather than lose the answer.
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+      }
+    }
+  };
   return hookMain({
     argv: args, readStdin: readProcessStdin, env: process.env, cwd: process.cwd(),
-    out: (text) => process.stdout.write(text),
-    err: (line) => process.stderr.write(`${line}\n`),
-  });
+    out: (text) => write(1, text),
+    err: (line) => write(2, `${line}\n`),
+  }).finally(() => cached?.save());
 }
 
 function runCommand(args: string[]): Promise<number> {
+  // `agentpolicy explain … | head` closes the pipe early: that is not an error.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw error;
+    });
+  }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { main } = require('./agentpolicy.js') as typeof import('./agentpolicy.js');
   return main(args, {

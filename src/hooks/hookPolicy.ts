@@ -6,12 +6,12 @@
 // throws: every failure is a reason the hook gives when it blocks.
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { LayerName } from '../policy/compile.js';
 import { nextLayerState, Policy, loadPolicyText, type LayerState, type PolicyLayer } from '../policy/policy.js';
 import type { Span } from '../policy/jsoncFast.js';
 import type { PolicyFile } from '../policy/schema.js';
+import { defaultStateDir } from './stateDir.js';
 
 export const WORKSPACE_POLICY = '.agentpolicy.jsonc';
 
@@ -32,11 +32,7 @@ export type HookPolicy =
   | { ok: true; policy: Policy; workspaceFolder: string; files: string[]; warnings: string[] }
   | { ok: false; reason: string; workspaceFolder: string };
 
-/** The user's state folder for Agent Policy ($XDG_STATE_HOME/agentpolicy, else ~/.local/state/agentpolicy). */
-export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_STATE_HOME && path.isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : path.join(os.homedir(), '.local', 'state');
-  return path.join(base, 'agentpolicy');
-}
+export { defaultStateDir };
 
 /** The nearest folder at or above `folder` holding the workspace policy; undefined when none does. */
 export function findWorkspacePolicy(folder: string): string | undefined {

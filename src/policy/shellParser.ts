@@ -22,14 +22,22 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-// `import = require` (not `import {..} from`) so esbuild resolves the package's "require"
-// export (web-tree-sitter.cjs); its ESM build uses import.meta.url, which breaks in a CJS bundle.
-import WebTreeSitter = require('web-tree-sitter');
+import type WebTreeSitter = require('web-tree-sitter');
 import { forgetSymbolNames } from './shellTree.js';
 
 type Language = WebTreeSitter.Language;
 type Parser = WebTreeSitter.Parser;
-const { Language, Parser } = WebTreeSitter;
+
+/**
+ * web-tree-sitter, loaded at the first init: a process that never parses a command (a hook judging
+ * a plain one) does not evaluate it. `require` (not `import {..} from`) so esbuild resolves the
+ * package's "require" export (web-tree-sitter.cjs); its ESM build uses import.meta.url, which
+ * breaks in a CJS bundle.
+ */
+function treeSitter(): typeof WebTreeSitter {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('web-tree-sitter') as typeof WebTreeSitter;
+}
 
 /** The wasm files the shell parser loads; a bundle must ship them next to itself. */
 export const SHELL_PARSER_WASM_FILES = [
@@ -99,6 +107,7 @@ async function doInit(options: ShellParserInitOptions): Promise<void> {
     const missing = SHELL_PARSER_WASM_FILES.filter((_, i) => (i === 0 ? runtime : grammar) === undefined).map((f) => f.file);
     throw new Error(`shell parser: cannot find ${missing.join(' and ')} (ship them next to the bundle, or install web-tree-sitter and tree-sitter-bash)`);
   }
+  const { Language, Parser } = treeSitter();
   await Parser.init({ wasmBinary: fs.readFileSync(runtime) });
   const lang = await Language.load(fs.readFileSync(grammar));
   const p = new Parser();
@@ -117,7 +126,7 @@ export function shellParser(): Parser | undefined {
 export function resetShellParser(): void {
   try {
     if (language) {
-      const p = new Parser();
+      const p = new (treeSitter().Parser)();
       p.setLanguage(language);
       try {
         parser?.delete();

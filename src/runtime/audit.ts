@@ -112,7 +112,9 @@ export interface FileAuditLogOptions {
  *   most MAX_LINE_BYTES long (long summaries, reasons and then other strings are truncated),
  *   so concurrent writers' lines do not interleave.
  * - If the file ends in a half-written line left by an earlier crash, a newline is written
- *   first so that the first new line is not glued onto it.
+ *   first so that the first new line is not glued onto it. (Opening while another writer's line
+ *   is being copied in can also look like that: the extra newline is then a blank line, which
+ *   readers skip. Whole lines are never glued or cut.)
  * - A failing write throws: the caller (which writes the decision before running the tool)
  *   must treat an entry that could not be recorded as a reason not to go on.
  */

@@ -338,9 +338,10 @@ describe('audit log', () => {
       for (const r of await Promise.all(children)) assert.equal(r.code, 0, r.stderr);
 
       const text = fs.readFileSync(file, 'utf8');
-      const lines = text.split('\n');
-      assert.equal(lines.pop(), '');
-      assert.equal(lines.length, 1000);
+      assert.ok(text.endsWith('\n'));
+      // A writer opening while the other's line is being copied in may see the file end mid-line
+      // (Linux grows the size as it copies) and start with a newline: a blank line, which readers skip.
+      assert.equal(text.split('\n').filter((l) => l !== '').length, 1000);
       const read = parseAuditText(text);
       assert.deepEqual(read.problems, []);
       for (const name of ['w1', 'w2']) {
