@@ -120,11 +120,22 @@ function compileLayer(text: string, shown: string, layer: LayerName, stateDir: s
       const kept: KeptReading = { value: loaded.policy, topLevelArrays: [...arrays].map(([key, spans]) => [key, [...spans]]) };
       fs.writeFileSync(temp, JSON.stringify(kept), { mode: 0o600 });
       fs.renameSync(temp, known);
+      forgetOldReadings(path.dirname(known));
     } catch {
       // Only the next call's speed depends on it.
     }
   }
   return loaded;
+}
+
+/** Readings kept at most: one per policy text (and build) seen; the oldest go first. */
+const KEPT_READINGS = 32;
+
+function forgetOldReadings(dir: string): void {
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => ({ f, t: fs.statSync(path.join(dir, f)).mtimeMs }));
+  if (files.length <= KEPT_READINGS) return;
+  files.sort((a, b) => b.t - a.t);
+  for (const { f } of files.slice(KEPT_READINGS)) fs.rmSync(path.join(dir, f), { force: true });
 }
 
 /** A valid text's reading as kept on disk: its validated value and where its rules are. */

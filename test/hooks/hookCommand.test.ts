@@ -257,6 +257,14 @@ describe('agentpolicy hook: judging a host\'s call', function () {
     }
   });
 
+  it('keeps a bounded number of validated readings', () => {
+    for (let i = 0; i < 40; i++) {
+      fs.writeFileSync(path.join(workspace, '.agentpolicy.jsonc'), POLICY.replace('"default": "ask"', `"default": "ask" // ${i}`));
+      assert.ok(loadHookPolicy({ folder: workspace, stateDir: state }).ok);
+    }
+    assert.equal(fs.readdirSync(path.join(state, 'validated')).length, 32);
+  });
+
   it('blocks when the audit line cannot be written, and on input it cannot read', async () => {
     fs.mkdirSync(path.join(root, 'a-folder'));
     const out = await hook('claude', claudeInput('Bash', { command: 'touch a' }), { auditFile: path.join(root, 'a-folder') });
