@@ -7,7 +7,7 @@
 // Protocol: one connection per ask. The hook sends one line of JSON, `{"v":1,"token":…,"ask":…}`;
 // the window answers with one line, `{"answer":…,"by":…,"reason"?:…}`, or `{"error":…}`, and
 // closes. The hook closing first (its deadline passed, or its host stopped it) closes the ask.
-import * as net from 'node:net';
+import type * as Net from 'node:net';
 import type { PartDecision, PolicyDecision } from '../policy/policy.js';
 import { bridgeDirectories, bridgeSupported, liveDiscovery, privateDirectoryProblem, realFolder, type Discovery } from './editorDiscovery.js';
 import type { HostAgent } from './hostAgents.js';
@@ -127,7 +127,9 @@ export function askEditor(editor: EditorEndpoint, ask: EditorAsk, deadlineMs: nu
     if (remaining <= 0 || Buffer.byteLength(line) > MAX_ASK_BYTES) return resolve(undefined);
     let done = false;
     let received = '';
-    const socket = net.createConnection({ path: editor.socket });
+    // Loaded only to ask: a hook that finds no window (or no ask) does not pay for the socket modules.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const socket = (require('node:net') as typeof Net).createConnection({ path: editor.socket });
     const finish = (answer: EditorAnswer | undefined): void => {
       if (done) return;
       done = true;
