@@ -7,6 +7,7 @@ import { parseAgentsFile, spawnInfo, type AgentsFile } from '../agents/agentsFil
 import { kindFromId, type ToolCall } from '../policy/call.js';
 import { checkPolicyLayer } from '../policy/check.js';
 import { formatDiagnostic, hasErrors, LineMap, toJson, type Diagnostic, type DiagnosticJson } from '../policy/diagnostics.js';
+import { MARK_PATTERN, parseMarkList } from '../policy/flowMarks.js';
 import { describeDecision, describeParts, runInlineTests } from '../policy/inlineTests.js';
 import { loadPolicyText, Policy, type Explanation, type PolicyLayer } from '../policy/policy.js';
 import { toolKinds, type ToolKind } from '../policy/schema.js';
@@ -32,7 +33,7 @@ export interface CliIo {
 const USAGE = `usage:
   agentpolicy check [--policy F] [--agents F] [--json]
   agentpolicy test [--policy F] [--json]
-  agentpolicy explain --tool ID [--input JSON] [--kind K] [--agent NAME] [--hints JSON] [--tags a,b]
+  agentpolicy explain --tool ID [--input JSON] [--kind K] [--agent NAME] [--hints JSON] [--tags a,b] [--marks a,b]
                       [--workspace DIR] [--untrusted] [--sandbox yes|no] [--policy F] [--managed F] [--user F] [--json]
   agentpolicy run --prompt TEXT [--workspace DIR] [--agents F] [--agent NAME] [--answer allow|deny|keep]
                   [--policy F] [--managed F] [--user F] [--untrusted] [--audit F] [--json]
@@ -47,7 +48,7 @@ const OPTIONS = {
     ...COMMON,
     tool: { type: 'string' }, input: { type: 'string' }, kind: { type: 'string' }, agent: { type: 'string' },
     hints: { type: 'string' }, tags: { type: 'string' }, workspace: { type: 'string' }, untrusted: { type: 'boolean' },
-    managed: { type: 'string' }, user: { type: 'string' }, sandbox: { type: 'string' },
+    managed: { type: 'string' }, user: { type: 'string' }, sandbox: { type: 'string' }, marks: { type: 'string' },
   },
   run: {
     ...COMMON,
@@ -229,6 +230,10 @@ function explain(values: Values, io: CliIo): number {
     throw new UsageError('--hints must be a JSON object such as {"readOnlyHint":true}');
   }
   const tags = str(values, 'tags')?.split(',').map((t) => t.trim()).filter((t) => t.length > 0);
+  // Flow rules: the marks the calling session already carries (none: a fresh session).
+  const sessionMarks = parseMarkList(str(values, 'marks') ?? '');
+  const badMark = sessionMarks.find((m) => !MARK_PATTERN.test(m));
+  if (badMark !== undefined) throw new UsageError(`--marks: ${JSON.stringify(badMark)} is not a mark (1 to 64 letters, digits, "_", ".", ":" or "-"; several separated by commas)`);
 
   const layers: Partial<Record<'managed' | 'workspace' | 'user', PolicyLayer>> = {};
   const texts = new Map<string, string>();
@@ -265,7 +270,7 @@ function explain(values: Values, io: CliIo): number {
   // As the runtime judges it (the probe runs only for run_command, the one tool ever sandboxed).
   const sandbox = sandboxFlag === undefined ? sandboxForDecision(toolId)
     : sandboxFlag === 'yes' ? { sandbox: true } : { sandbox: false, sandboxUnavailable: 'explain was run with --sandbox no' };
-  const result = policy.explain(call, { workspaceFolder, trusted: values.untrusted !== true, ...sandbox });
+  const result = policy.explain(call, { workspaceFolder, trusted: values.untrusted !== true, ...sandbox, marks: new Set(sessionMarks) });
   const invalid = Object.values(layers).filter((l) => !l.valid);
   const diagnostics = invalid.flatMap((l) => l.diagnostics);
   // policy-format.md: when a policy is invalid, the decision printed is never allow, even one
@@ -277,17 +282,21 @@ function explain(values: Values, io: CliIo): number {
 
   if (json) {
     const rows = printDiagnostics(io, diagnostics, texts, true);
-    io.out(JSON.stringify({ call, ...result, diagnostics: rows }, null, 2));
+    io.out(JSON.stringify({ call, sessionMarks, ...result, diagnostics: rows }, null, 2));
   } else {
     printDiagnostics(io, diagnostics, texts, false);
-    for (const line of explanationLines(result, policy)) io.out(line);
+    for (const line of explanationLines(result, policy, sessionMarks)) io.out(line);
   }
   return invalid.length > 0 ? 1 : 0;
 }
 
-export function explanationLines(result: Explanation, policy: Policy): string[] {
+export function explanationLines(result: Explanation, policy: Policy, sessionMarks?: readonly string[]): string[] {
   const lines = [describeDecision(result)];
   if (result.reason) lines.push(`reason: ${result.reason}`);
+  if (sessionMarks !== undefined && (sessionMarks.length > 0 || hasFlowRules(result))) {
+    lines.push(`session marks: ${sessionMarks.length > 0 ? sessionMarks.join(', ') : 'none'}`);
+  }
+  if (result.marks) lines.push(`marks if it runs: ${result.marks.join(', ')}`);
   if (result.lowered) lines.push('lowered: an allow of the untrusted workspace policy became ask');
   for (const w of result.warnings) lines.push(`warning: ${w}`);
   if (result.ask) {
@@ -306,7 +315,7 @@ export function explanationLines(result: Explanation, policy: Policy): string[] 
     for (const t of result.trace) {
       if (t.part !== undefined && t.partIndex !== undefined && result.trace.find((u) => u.partIndex === t.partIndex) === t) lines.push(` part ${t.partIndex + 1}: ${t.part}`);
       const id = t.rule.id !== null ? ` "${t.rule.id}"` : '';
-      const what = t.failed === null ? 'matched' : `${t.failed} did not match`;
+      const what = t.failed === null ? 'matched' : `${t.failed} did not match${t.why !== undefined ? ` (${t.why})` : ''}`;
       lines.push(`  ${t.rule.layer} rule ${t.rule.index + 1}${id} (${t.rule.file}:${t.rule.line}) ${t.decision}: ${what}`);
     }
   }
@@ -314,6 +323,11 @@ export function explanationLines(result: Explanation, policy: Policy): string[] 
     lines.push('no rule matched and no policy sets a default, so the call is asked');
   }
   return lines;
+}
+
+/** Whether a rule with `when` was tested: then the session's marks are worth a line even when there are none. */
+function hasFlowRules(result: Explanation): boolean {
+  return result.trace.some((t) => t.failed === 'when');
 }
 
 async function run(values: Values, io: CliIo): Promise<number> {

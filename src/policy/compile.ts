@@ -70,7 +70,7 @@ export interface CompiledRule {
 }
 
 /** Why a rule did or did not match; the first matcher that failed. */
-export type MatcherName = 'tools' | 'kinds' | 'agents' | 'hints' | 'tags' | 'paths' | 'commands' | 'input';
+export type MatcherName = 'tools' | 'kinds' | 'agents' | 'hints' | 'tags' | 'paths' | 'commands' | 'input' | 'when';
 
 /** Where a file's rules are: its syntax tree, or the fast reader's spans of the rules. */
 export interface RuleSource {

@@ -20,6 +20,13 @@ export interface DecideOptions {
   sandbox?: boolean;
   /** Why there is no sandbox here, when `sandbox` is false (said in the reasons of what it turns into asks). */
   sandboxUnavailable?: string;
+  /**
+   * The marks the session (with its subagents) already carries (flow rules: a rule's `when`).
+   * Default: none, a fresh session. `'unknown'`: the caller cannot know them (a hook that keeps no
+   * state): every `ask`/`deny` rule's `when` is taken to hold and no `allow` rule's does, so an
+   * unknown never loosens.
+   */
+  marks?: ReadonlySet<string> | 'unknown';
 }
 
 /** How a sandboxable command is to run (policy-format.md, "Sandboxed commands"). */
@@ -64,6 +71,11 @@ export interface PolicyDecision {
   parts?: PartDecision[];
   /** For `builtin.run_command` calls that are not denied: whether the command runs sandboxed, and with network. */
   sandbox?: SandboxRun;
+  /**
+   * Flow rules: the marks the deciding rules (of every part) put on the session if the call runs
+   * (allowed, or asked and allowed by a person); sorted, never on a deny. The runtime adds them.
+   */
+  marks?: string[];
 }
 
 export interface TraceEntry {
@@ -74,6 +86,8 @@ export interface TraceEntry {
   decision: Decision;
   /** null: it matched (and so decided). */
   failed: MatcherName | null;
+  /** When `failed` is `when`: which mark the session lacks or carries. */
+  why?: string;
 }
 
 export interface Explanation extends PolicyDecision {

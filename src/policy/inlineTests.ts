@@ -23,7 +23,11 @@ export function runInlineTests(layer: PolicyLayer, workspaceFolder = path.dirnam
   const root = layer.parsed.root;
   return tests.map((test, index) => {
     const node = root ? findNodeAtLocation(root, ['tests', index]) : undefined;
-    const actual = policy.decide(testCall(test), { workspaceFolder, sandbox: test.sandbox ?? true, sandboxUnavailable: 'the test says "sandbox": false' });
+    const actual = policy.decide(testCall(test), {
+      workspaceFolder, sandbox: test.sandbox ?? true, sandboxUnavailable: 'the test says "sandbox": false',
+      // Flow rules: the test's call is made by a session that already carries these marks.
+      marks: new Set(test.call.marks ?? []),
+    });
     const passed = actual.decision === test.expect && (test.rule === undefined || actual.rule?.id === test.rule);
     return {
       index,

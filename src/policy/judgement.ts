@@ -3,6 +3,7 @@
 // for it, trust lowering and the sandbox conditions apply to it; then the strictest part decides.
 import { pathWords, type LiteralStartIndex } from './literalStartIndex.js';
 import { mismatch, type CompiledRule, type LayerName } from './compile.js';
+import { unionMarks, whenBecause, whenFailure, whenHolds, type SessionMarks } from './flowMarks.js';
 import type { AskSettings, PartDecision, PolicyDecision, SandboxRun, TraceEntry } from './decision.js';
 import type { CallPart, CallView, PreparedCall } from './preparedCall.js';
 import type { Decision, SandboxMode } from './schema.js';
@@ -29,6 +30,8 @@ export interface JudgeContext {
   fallback: { decision: Decision; from: LayerName | null };
   sandboxMode: { mode: SandboxMode; from: LayerName | null };
   sandbox: SandboxAvailability;
+  /** The session's marks (flow rules' `when`). */
+  marks: SessionMarks;
 }
 
 /** One view (the whole call or one part) as the rule list judged it. */
@@ -112,15 +115,20 @@ function judgeView(view: CallView, context: JudgeContext, trace: TraceEntry[] | 
     }
     for (const rule of rulesFor(layer, toolId, view)) {
       if (tightenOnly && rule.decision === 'allow') continue;
-      const failed = mismatch(rule, view, true);
-      trace?.push({ ...(part !== undefined ? { part: part.label, partIndex: part.index } : {}), rule: rule.ref, decision: rule.decision, failed });
+      // `when` last: the explanation then says a rule fits the call but not the session's marks.
+      const failed = mismatch(rule, view, true) ?? (whenHolds(rule.rule.when, rule.decision, context.marks) ? null : 'when');
+      trace?.push({
+        ...(part !== undefined ? { part: part.label, partIndex: part.index } : {}), rule: rule.ref, decision: rule.decision, failed,
+        ...(failed === 'when' ? { why: whenFailure(rule.rule.when!, context.marks) } : {}),
+      });
       if (failed !== null) continue;
       const lowered = rule.decision === 'allow' && layer.name === 'workspace' && !context.trusted;
+      const ruleReason = joinOptional(rule.rule.reason, whenBecause(rule.rule.when, context.marks));
       if (lowered) {
-        return { decision: 'ask', rule, lowered, reason: joinReasons(rule.rule.reason, LOWERED_REASON), ask: PLAIN_ASK };
+        return { decision: 'ask', rule, lowered, reason: joinReasons(ruleReason, LOWERED_REASON), ask: PLAIN_ASK };
       }
       const judged: Judgement = { decision: rule.decision, rule, lowered: false };
-      if (rule.rule.reason !== undefined) judged.reason = rule.rule.reason;
+      if (ruleReason !== undefined) judged.reason = ruleReason;
       if (rule.decision === 'ask') {
         judged.ask = {
           onTimeout: rule.rule.onTimeout ?? 'deny',
@@ -177,6 +185,11 @@ function finish(prepared: PreparedCall, context: JudgeContext, judged: Judgement
   }
   const sandbox = sandboxRun(prepared, context, judged);
   if (sandbox !== undefined) result.sandbox = sandbox;
+  // Every part's deciding rule marks the session if the call runs (a denied call never runs).
+  if (top.decision !== 'deny') {
+    const marks = unionMarks(judged.map((j) => j.rule?.rule.marks));
+    if (marks.length > 0) result.marks = marks;
+  }
   return result;
 }
 
@@ -208,4 +221,8 @@ function sandboxRun(prepared: PreparedCall, context: JudgeContext, judged: reado
 
 function joinReasons(a: string | undefined, b: string): string {
   return a ? `${a} (${b})` : b;
+}
+
+function joinOptional(a: string | undefined, b: string | undefined): string | undefined {
+  return b === undefined ? a : joinReasons(a, b);
 }

@@ -42,8 +42,25 @@ export function covers(earlier: CompiledRule, later: CompiledRule): boolean {
     hintsCover(earlier.hints, later.hints) &&
     inputCovers(earlier, later) &&
     partsCover(earlier, later, 'paths') &&
-    partsCover(earlier, later, 'commands')
+    partsCover(earlier, later, 'commands') &&
+    whenCovers(earlier, later)
   );
+}
+
+/**
+ * Flow rules: an earlier rule with `when` decides only in sessions whose marks fit it, so it
+ * covers a later rule only when every session the later one can decide in fits it too: the later
+ * rule asks for at least the same `marked` and `unmarked` labels.
+ */
+function whenCovers(a: CompiledRule, b: CompiledRule): boolean {
+  const aWhen = a.rule.when;
+  if (aWhen === undefined) return true;
+  // Where the marks are not known (a hook), a `when` allow never decides but a later ask or deny does.
+  if (a.decision === 'allow' && b.decision !== 'allow') return false;
+  const bWhen = b.rule.when;
+  const within = (need: readonly string[] | undefined, given: readonly string[] | undefined): boolean =>
+    need === undefined || need.every((m) => given?.includes(m) === true);
+  return within(aWhen.marked, bWhen?.marked) && within(aWhen.unmarked, bWhen?.unmarked);
 }
 
 const MATCH_ALL_NAME = new Set(['*', '**']);

@@ -5,6 +5,7 @@ import type { ToolCall } from './call.js';
 import { commandStarts, LiteralStartIndex, pathStarts, type LiteralStarts } from './literalStartIndex.js';
 import { compileRules, type CompiledRule, type LayerName } from './compile.js';
 import type { DecideOptions, Explanation, PolicyDecision, TraceEntry } from './decision.js';
+import { NO_MARKS } from './flowMarks.js';
 import { judgeCall, sandboxAvailability, type JudgeContext, type JudgedLayer } from './judgement.js';
 import { hasErrors, type Diagnostic } from './diagnostics.js';
 import { literalPrefix } from './globs.js';
@@ -20,10 +21,11 @@ const EMPTY_INDEX = new LiteralStartIndex([], () => undefined);
 
 const KNOWN_KEYS: ReadonlyMap<string, readonly string[]> = new Map<string, readonly string[]>([
   ['', ['$schema', 'version', 'default', 'sandbox', 'rules', 'tests']],
-  ['rules.#', ['id', 'decision', 'reason', 'tools', 'kinds', 'agents', 'hints', 'tags', 'paths', 'commands', 'input', 'timeout', 'onTimeout', 'remember', 'sandbox']],
+  ['rules.#', ['id', 'decision', 'reason', 'tools', 'kinds', 'agents', 'hints', 'tags', 'paths', 'commands', 'input', 'timeout', 'onTimeout', 'remember', 'sandbox', 'marks', 'when']],
+  ['rules.#.when', ['marked', 'unmarked']],
   ['rules.#.hints', hintNames],
   ['tests.#', ['name', 'call', 'expect', 'rule', 'sandbox']],
-  ['tests.#.call', ['tool', 'input', 'kind', 'agent', 'hints', 'tags']],
+  ['tests.#.call', ['tool', 'input', 'kind', 'agent', 'hints', 'tags', 'marks']],
   ['tests.#.call.hints', hintNames],
 ]);
 
@@ -261,6 +263,7 @@ export class Policy {
       fallback: this.defaultDecision(options.fallbackDefault),
       sandboxMode,
       sandbox: sandboxAvailability(call.tool.id, sandboxMode, options),
+      marks: options.marks ?? NO_MARKS,
     };
     const warnings: string[] = [];
     for (const { state } of this.states) {

@@ -2,3 +2,6 @@
 // zod objects cost tens of milliseconds to build: `agentpolicy hook` starts for every call).
 export const toolKinds = ['builtin', 'client', 'mcp', 'connector', 'plugin'] as const;
 export const hintNames = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
+
+/** A flow rule's mark: letters, digits and `_ . : -` (so `--marks a,b` and the tree show it as written). */
+export const MARK_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;

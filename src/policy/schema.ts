@@ -1,7 +1,7 @@
 // The policy file's schema (policy-format.md, version 1). Every object is strict: an unknown
 // field is an error, so a typo such as "tool" for "tools" can never widen a rule.
 import { z } from 'zod';
-import { hintNames, toolKinds } from './policyNames.js';
+import { hintNames, MARK_PATTERN, toolKinds } from './policyNames.js';
 
 export { hintNames, toolKinds };
 
@@ -37,6 +37,17 @@ export const RuleSandboxSchema = z
   .union([z.literal(true), z.strictObject({ network: z.boolean() })])
   .describe('allow only, on command tools: allowed only inside the sandbox; { "network": true } lets the command reach the network');
 
+const MarkSchema = z.string().regex(MARK_PATTERN, 'a mark is 1 to 64 letters, digits, "_", ".", ":" or "-"');
+const markList = (what: string) => z.array(MarkSchema).min(1).describe(what);
+
+export const WhenSchema = z
+  .strictObject({
+    marked: markList('the session (with its subagents) carries every one of these marks').optional(),
+    unmarked: markList('the session (with its subagents) carries none of these marks').optional(),
+  })
+  .refine((when) => when.marked !== undefined || when.unmarked !== undefined, { message: '"when" needs "marked" or "unmarked"' })
+  .describe('What the session must already have done (its marks) for this rule to decide');
+
 export const sandboxModes = ['required', 'auto', 'off'] as const;
 export const SandboxModeSchema = z
   .enum(sandboxModes)
@@ -60,6 +71,8 @@ export const RuleSchema = z
     onTimeout: z.enum(['deny', 'keep']).optional().describe('ask only; default deny'),
     remember: z.enum(['session', 'never']).optional().describe('ask only; whether "allow for this session" is offered'),
     sandbox: RuleSandboxSchema.optional(),
+    marks: markList('allow and ask only: labels put on the session (and its subagents) when this rule decides a call that runs').optional(),
+    when: WhenSchema.optional(),
   })
   .superRefine((rule, ctx) => {
     if (rule.decision !== 'ask') {
@@ -72,6 +85,10 @@ export const RuleSchema = z
     if (rule.sandbox !== undefined && rule.decision !== 'allow') {
       ctx.addIssue({ code: 'custom', path: ['sandbox'], message: '"sandbox" applies only to rules whose decision is "allow"' });
     }
+    if (rule.marks !== undefined && rule.decision === 'deny') {
+      // A denied call never runs, so it never marks the session: the field would be a promise not kept.
+      ctx.addIssue({ code: 'custom', path: ['marks'], message: '"marks" applies only to rules whose decision is "allow" or "ask": a denied call never runs' });
+    }
   });
 
 export const TestCallSchema = z.strictObject({
@@ -81,6 +98,7 @@ export const TestCallSchema = z.strictObject({
   agent: z.string().min(1).optional(),
   hints: HintsSchema.optional(),
   tags: z.array(z.string()).optional(),
+  marks: z.array(MarkSchema).optional().describe('The marks the session already carries when it makes this call'),
 });
 
 export const InlineTestSchema = z.strictObject({
@@ -111,3 +129,4 @@ export type InlineTest = z.infer<typeof InlineTestSchema>;
 export type PolicyFile = z.infer<typeof PolicyFileSchema>;
 export type RuleSandbox = z.infer<typeof RuleSandboxSchema>;
 export type SandboxMode = z.infer<typeof SandboxModeSchema>;
+export type When = z.infer<typeof WhenSchema>;
