@@ -18,6 +18,8 @@ export interface ToolDescriptor {
   pathArgs?: readonly string[];
   /** The top-level input field that holds a shell command. Undefined: `command` or `cmd`. */
   commandArg?: string;
+  /** Top-level input fields that hold URLs (the `domains` and `urls` matchers). Undefined: the conventional names (callUrls.ts). */
+  urlArgs?: readonly string[];
 }
 
 export interface ToolCall {

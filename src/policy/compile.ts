@@ -12,6 +12,8 @@ import type { CallPaths, ResolvedPath } from './paths.js';
 import type { CallView, CommandView } from './preparedCall.js';
 import type { Decision, InputMatcher, Rule, ToolKind } from './schema.js';
 import type { SimpleCommand } from './shellWalker.js';
+import { compileDomainSet, compileUrlSet, type UrlMatcher } from './urlMatchers.js';
+import type { UrlReading } from './urls.js';
 
 export type LayerName = 'managed' | 'workspace' | 'user';
 
@@ -67,10 +69,12 @@ export interface CompiledRule {
   paths?: PathMatcher;
   commands?: CommandPattern[];
   input?: InputCheck[];
+  domains?: UrlMatcher;
+  urls?: UrlMatcher;
 }
 
 /** Why a rule did or did not match; the first matcher that failed. */
-export type MatcherName = 'tools' | 'kinds' | 'agents' | 'hints' | 'tags' | 'paths' | 'commands' | 'input' | 'when';
+export type MatcherName = 'tools' | 'kinds' | 'agents' | 'hints' | 'tags' | 'paths' | 'commands' | 'input' | 'when' | 'domains' | 'urls';
 
 /** Where a file's rules are: its syntax tree, or the fast reader's spans of the rules. */
 export interface RuleSource {
@@ -135,7 +139,7 @@ export function compileRules(
     if (rule.kinds) c.kinds = new Set(rule.kinds);
     if (rule.hints) c.hints = Object.entries(rule.hints).filter((e): e is [HintName, boolean] => typeof e[1] === 'boolean');
     if (rule.tags) c.tags = new Set(rule.tags);
-    const setMatcher = <K extends 'tools' | 'agents' | 'paths' | 'commands' | 'input'>(key: K, build: () => CompiledRule[K]): void => {
+    const setMatcher = <K extends 'tools' | 'agents' | 'paths' | 'commands' | 'input' | 'domains' | 'urls'>(key: K, build: () => CompiledRule[K]): void => {
       if (!lazy) {
         c[key] = build();
         return;
@@ -146,6 +150,14 @@ export function compileRules(
     if (rule.tools) setMatcher('tools', () => guard(['tools'], () => compileGlobSet(rule.tools!, 'name')));
     if (rule.agents) setMatcher('agents', () => guard(['agents'], () => compileGlobSet(rule.agents!, 'name')));
     if (rule.paths) setMatcher('paths', () => guard(['paths'], () => compilePaths(rule.paths!)));
+    // Each pattern checked on its own first, so a diagnostic points at the one that is wrong.
+    const urlList = (key: 'domains' | 'urls', build: (patterns: readonly string[]) => UrlMatcher): UrlMatcher | undefined => {
+      const list = rule[key]!;
+      const ok = list.map((p, i) => guard([key, i], () => build([p])) !== undefined);
+      return ok.every(Boolean) ? build(list) : undefined;
+    };
+    if (rule.domains) setMatcher('domains', () => urlList('domains', compileDomainSet));
+    if (rule.urls) setMatcher('urls', () => urlList('urls', compileUrlSet));
     if (rule.commands) {
       setMatcher('commands', () => {
         const commands: CommandPattern[] = [];
@@ -314,7 +326,23 @@ export function mismatch(rule: CompiledRule, call: CallView, toolsAlreadyMatched
   }
   if (rule.paths && !pathsMatch(rule.paths, call.paths, loosening)) return 'paths';
   if (rule.commands && !commandsMatch(rule.commands, call.command, loosening)) return 'commands';
+  if (rule.domains && !urlsMatch(rule.domains, call.urls, loosening)) return 'domains';
+  if (rule.urls && !urlsMatch(rule.urls, call.urls, loosening)) return 'urls';
   return null;
+}
+
+/**
+ * A view with no URL matches no rule with `domains` or `urls`. Loosening needs every URL known
+ * and matched; tightening takes any matched URL, and any unknown one (it could be anywhere).
+ */
+function urlsMatch(m: UrlMatcher, urls: readonly UrlReading[], loosening: boolean): boolean {
+  if (urls.length === 0) return false;
+  if (loosening) {
+    for (const u of urls) if (!u.known || !m.test(u)) return false;
+    return true;
+  }
+  for (const u of urls) if (!u.known || m.test(u)) return true;
+  return false;
 }
 
 function pathMatches(m: PathMatcher, p: ResolvedPath): boolean {

@@ -6,7 +6,7 @@ import { mismatch, type CompiledRule, type LayerName } from './compile.js';
 import { unionMarks, whenBecause, whenFailure, whenHolds, type SessionMarks } from './flowMarks.js';
 import type { AskSettings, PartDecision, PolicyDecision, SandboxRun, TraceEntry } from './decision.js';
 import type { CallPart, CallView, PreparedCall } from './preparedCall.js';
-import type { Decision, SandboxMode } from './schema.js';
+import type { Decision, Rule, SandboxMode } from './schema.js';
 
 /** A layer as the judge sees it: its rules for a tool, or the file that broke it. */
 export interface JudgedLayer {
@@ -207,16 +207,26 @@ function combinedAsk(judged: readonly Judgement[]): AskSettings {
 
 /**
  * How a sandboxable command is to run: in the sandbox where there is one, with the network
- * only when every part was allowed by a rule that says `"network": true`.
+ * only when every part was allowed by a rule that grants it (grantsNetwork).
  */
 function sandboxRun(prepared: PreparedCall, context: JudgeContext, judged: readonly Judgement[]): SandboxRun | undefined {
   if (prepared.call.tool.id !== SANDBOXED_TOOL || judged.some((j) => j.decision === 'deny')) return undefined;
   const network = judged.every((j) => {
     if (j.neutral) return true;
-    const sandbox = j.decision === 'allow' ? j.rule?.rule.sandbox : undefined;
-    return typeof sandbox === 'object' && sandbox.network;
+    return j.decision === 'allow' && j.rule !== null && grantsNetwork(j.rule.rule);
   });
   return { sandboxed: context.sandbox.available, network };
+}
+
+/**
+ * An allow rule lets its command reach the network when it says `"sandbox": { "network": true }`,
+ * or when it allows by `domains` or `urls` (it allows reaching those hosts, and the sandbox can
+ * only turn the network on or off) unless it says `"network": false`.
+ */
+export function grantsNetwork(rule: Rule): boolean {
+  const sandbox = rule.sandbox;
+  if (typeof sandbox === 'object') return sandbox.network;
+  return rule.domains !== undefined || rule.urls !== undefined;
 }
 
 function joinReasons(a: string | undefined, b: string): string {

@@ -43,6 +43,8 @@ export function covers(earlier: CompiledRule, later: CompiledRule): boolean {
     inputCovers(earlier, later) &&
     partsCover(earlier, later, 'paths') &&
     partsCover(earlier, later, 'commands') &&
+    urlsCover(earlier, later, 'domains') &&
+    urlsCover(earlier, later, 'urls') &&
     whenCovers(earlier, later)
   );
 }
@@ -148,6 +150,33 @@ function commandSetCovers(a: CompiledRule, b: CompiledRule): boolean {
       return bFixed.length >= fixed.length && fixed.every((w, i) => w === bFixed[i]);
     });
   });
+}
+
+/**
+ * `domains` and `urls` read a view's URLs like paths: an allow never covers a later ask or deny
+ * (those also take unknown URLs). Literal patterns are tested against the earlier rule; a host
+ * glob `*.x` covers every pattern under `.x`; otherwise only identical patterns cover.
+ */
+function urlsCover(a: CompiledRule, b: CompiledRule, field: 'domains' | 'urls'): boolean {
+  const am = a[field];
+  if (am === undefined) return true;
+  const bm = b[field];
+  if (bm === undefined) return false;
+  if (isLoosening(a.decision) && !isLoosening(b.decision)) return false;
+  const excludesKept = am.negatives.every((n) => bm.negatives.includes(n));
+  return bm.positives.every((p) => {
+    if (!p.includes('*')) return am.test(field === 'domains' ? { known: true, text: p, url: `http://${p}/`, host: p } : { known: true, text: p, url: p, host: '' });
+    if (!excludesKept) return false;
+    return am.positives.some((q) => q === p || q === '*' || (field === 'domains' && hostGlobCovers(q, p)));
+  });
+}
+
+/** `*.x` covers `*.x`, `*.a.x` and `api-*.x` (every host they match ends in `.x`). */
+function hostGlobCovers(q: string, p: string): boolean {
+  if (!q.startsWith('*.') || q.slice(2).includes('*')) return false;
+  const suffix = q.slice(1);
+  const body = p.startsWith('*.') ? p.slice(2) : p;
+  return body.endsWith(suffix) || (p.startsWith('*.') && body === q.slice(2));
 }
 
 /** An agent as the agents file declares it, as far as `spawn-denied` needs. */

@@ -21,7 +21,7 @@ const EMPTY_INDEX = new LiteralStartIndex([], () => undefined);
 
 const KNOWN_KEYS: ReadonlyMap<string, readonly string[]> = new Map<string, readonly string[]>([
   ['', ['$schema', 'version', 'default', 'sandbox', 'rules', 'tests']],
-  ['rules.#', ['id', 'decision', 'reason', 'tools', 'kinds', 'agents', 'hints', 'tags', 'paths', 'commands', 'input', 'timeout', 'onTimeout', 'remember', 'sandbox', 'marks', 'when']],
+  ['rules.#', ['id', 'decision', 'reason', 'tools', 'kinds', 'agents', 'hints', 'tags', 'paths', 'commands', 'domains', 'urls', 'input', 'timeout', 'onTimeout', 'remember', 'sandbox', 'marks', 'when']],
   ['rules.#.when', ['marked', 'unmarked']],
   ['rules.#.hints', hintNames],
   ['tests.#', ['name', 'call', 'expect', 'rule', 'sandbox']],

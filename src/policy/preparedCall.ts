@@ -3,10 +3,13 @@
 // list judges as if it were the call's only part. Everything is worked out once, when a rule
 // first needs it.
 import { commandOf, effectiveHints, kindFromId, type HintName, type ToolCall } from './call.js';
+import { urlValues } from './callUrls.js';
+import { commandUrls } from './commandUrls.js';
 import { pathValues, type CallPaths, type PathResolver, type PathValues, type ResolvedPath } from './paths.js';
 import type { ToolKind } from './schema.js';
 import { splitCommand } from './shellSplit.js';
 import type { SimpleCommand } from './shellWalker.js';
+import { unknownUrl, type UrlReading } from './urls.js';
 
 /** A call's command as the rules see it. */
 export interface CommandView {
@@ -24,6 +27,8 @@ export interface CallView {
   readonly hints: Required<Record<HintName, boolean>>;
   readonly paths: CallPaths;
   readonly command: CommandView;
+  /** The URLs this view reaches: its URL arguments', and those of its `curl`/`wget` commands (callUrls.ts, commandUrls.ts). */
+  readonly urls: readonly UrlReading[];
 }
 
 /** One part of a call: one path (or none) and one simple command (or none). */
@@ -50,6 +55,8 @@ export class PreparedCall implements CallView {
   private pathsCache: CallPaths | undefined;
   private commandCache: CommandView | undefined;
   private commandText: string | undefined;
+  private fieldUrlsCache: UrlReading[] | undefined;
+  private commandUrlsCache: readonly UrlReading[] | undefined;
 
   constructor(
     readonly call: ToolCall,
@@ -95,6 +102,20 @@ export class PreparedCall implements CallView {
     return (this.commandCache = { commands: split.commands, parsed: split.ok, present: true });
   }
 
+  /** The values of the URL arguments, read. */
+  get fieldUrls(): readonly UrlReading[] {
+    return (this.fieldUrlsCache ??= urlValues(this.call.input, this.call.tool.urlArgs));
+  }
+
+  /** The URLs of the call's command (its `curl`/`wget` commands; unknown for text that cannot be seen into). */
+  get commandUrls(): readonly UrlReading[] {
+    return (this.commandUrlsCache ??= urlsOfCommand(this.command, this.commandText));
+  }
+
+  get urls(): readonly UrlReading[] {
+    return joinUrls(this.fieldUrls, this.commandUrls);
+  }
+
   /**
    * The call's parts, or undefined when it has at most one (then the call is judged whole).
    * Parts are every pairing of one path view with one command view, in source order: a rule
@@ -103,17 +124,27 @@ export class PreparedCall implements CallView {
   parts(): CallPart[] | undefined {
     const pathViews = this.pathViews();
     const commandViews = this.commandViews();
-    if (pathViews.length * commandViews.length <= 1) return undefined;
-    if (pathViews.length * commandViews.length > MAX_PARTS) {
+    const urlViews = this.urlViews();
+    const count = pathViews.length * commandViews.length * urlViews.length;
+    if (count <= 1) return undefined;
+    if (count > MAX_PARTS) {
       return [new Part(this, { paths: this.paths, label: '' }, {
         command: { commands: [], parsed: false, present: true },
-        label: `(${pathViews.length * commandViews.length} parts, more than the ${MAX_PARTS} the engine judges one by one)`,
+        urls: [unknownUrl('(too many parts)', 'too many parts to judge one by one')],
+        label: `(${count} parts, more than the ${MAX_PARTS} the engine judges one by one)`,
         note: 'never allowed: too many parts to judge one by one',
-      })];
+      }, { label: '' })];
     }
     const parts: CallPart[] = [];
-    for (const p of pathViews) for (const c of commandViews) parts.push(new Part(this, p, c));
+    for (const p of pathViews) for (const c of commandViews) for (const u of urlViews) parts.push(new Part(this, p, c, u));
     return parts;
+  }
+
+  /** One view per URL argument when there are several (each URL is judged on its own, as each path is). */
+  private urlViews(): UrlSide[] {
+    const urls = this.fieldUrls;
+    if (urls.length <= 1) return [{ label: '' }];
+    return urls.map((u) => ({ urls: [u], label: u.text, note: urlNote(u) }));
   }
 
   private pathViews(): PathSide[] {
@@ -128,8 +159,12 @@ export class PreparedCall implements CallView {
     const command = this.command;
     if (!command.present) return [{ label: '' }];
     if (command.parsed) {
-      if (command.commands.length <= 1) return [{ label: '' }];
-      return command.commands.map((c) => ({ command: { commands: [c], parsed: true, present: true }, label: commandLabel(c), note: commandNote(c) }));
+      if (command.commands.length === 0) return [{ label: '' }];
+      if (command.commands.length === 1) {
+        const sides = commandSides(command.commands[0]!);
+        return sides.length === 1 ? [{ label: '' }] : sides;
+      }
+      return command.commands.flatMap(commandSides);
     }
     // Unparseable: what could be recovered is judged part by part (a deny still sees `rm`), and
     // the text as a whole is one more part that no allow rule can match.
@@ -139,8 +174,51 @@ export class PreparedCall implements CallView {
       note: this.commandText === undefined ? 'never allowed: the command is not a string' : 'never allowed: the command could not be parsed',
     };
     if (command.commands.length === 0) return [{ label: '' }];
-    return [...command.commands.map((c) => ({ command: { commands: [c], parsed: true, present: true }, label: commandLabel(c), note: commandNote(c) })), whole];
+    return [...command.commands.flatMap(commandSides), whole];
   }
+}
+
+/**
+ * The views of one simple command: itself, or, for a `curl`/`wget` with several URLs, one view
+ * per URL (each URL judged on its own, with the command it is an argument of).
+ */
+function commandSides(c: SimpleCommand): CommandSide[] {
+  const command: CommandView = { commands: [c], parsed: true, present: true };
+  const label = commandLabel(c);
+  const note = commandNote(c);
+  const urls = urlsOfSimpleCommand(c);
+  if (urls.length <= 1) return [{ command, label, note }];
+  return urls.map((u) => ({ command, urls: [u], label: `${label} · ${u.text}`, note: note ?? urlNote(u) }));
+}
+
+/** The URLs a view's command reaches: its `curl`/`wget` arguments; one unknown URL for a command not seen into. */
+export function urlsOfCommand(command: CommandView, text?: string): readonly UrlReading[] {
+  if (!command.present) return [];
+  const urls = command.commands.flatMap(urlsOfSimpleCommand);
+  // Text that cannot be seen into could reach anywhere: tightening rules with domains take it.
+  if (!command.parsed) urls.push(unknownUrl(text ?? '(a command that is not a string)', 'the command cannot be seen into'));
+  return urls;
+}
+
+function urlsOfSimpleCommand(c: SimpleCommand): UrlReading[] {
+  // A program only known when it runs could be curl.
+  if (c.dynamic === true) return [unknownUrl(commandLabel(c), 'its program is worked out only when it runs')];
+  return commandUrls(c) ?? [];
+}
+
+function joinUrls(a: readonly UrlReading[], b: readonly UrlReading[]): readonly UrlReading[] {
+  return a.length === 0 ? b : b.length === 0 ? a : [...a, ...b];
+}
+
+function urlNote(u: UrlReading): string | undefined {
+  return u.known ? undefined : `never allowed by a rule with domains or urls: ${u.why}`;
+}
+
+interface UrlSide {
+  /** The one URL argument of this view; undefined: all of them. */
+  urls?: readonly UrlReading[];
+  label: string;
+  note?: string | undefined;
 }
 
 interface PathSide {
@@ -154,6 +232,8 @@ interface PathSide {
 
 interface CommandSide {
   command?: CommandView;
+  /** The one URL of this view's command; undefined: all its command's URLs. */
+  urls?: readonly UrlReading[];
   label: string;
   note?: string | undefined;
 }
@@ -163,14 +243,16 @@ class Part implements CallPart {
   readonly note: string | undefined;
   readonly tightenOnly: boolean;
   private pathsCache: CallPaths | undefined;
+  private urlsCache: readonly UrlReading[] | undefined;
 
   constructor(
     private readonly whole: PreparedCall,
     private readonly pathSide: PathSide,
     private readonly commandSide: CommandSide,
+    private readonly urlSide: UrlSide,
   ) {
-    this.label = [pathSide.label, commandSide.label].filter((l) => l !== '').join(' · ');
-    this.note = commandSide.note ?? pathSide.note;
+    this.label = [pathSide.label, commandSide.label, urlSide.label].filter((l) => l !== '').join(' · ');
+    this.note = commandSide.note ?? pathSide.note ?? urlSide.note;
     this.tightenOnly = commandSide.command?.commands.length === 1 && commandSide.command.commands[0]!.tightenOnly === true;
   }
 
@@ -195,6 +277,13 @@ class Part implements CallPart {
 
   get command(): CommandView {
     return this.commandSide.command ?? this.whole.command;
+  }
+
+  get urls(): readonly UrlReading[] {
+    if (this.urlsCache) return this.urlsCache;
+    const side = this.commandSide;
+    const fromCommand = side.urls ?? (side.command ? urlsOfCommand(side.command, side.label) : this.whole.commandUrls);
+    return (this.urlsCache = joinUrls(this.urlSide.urls ?? this.whole.fieldUrls, fromCommand));
   }
 }
 

@@ -65,6 +65,8 @@ export const RuleSchema = z
     tags: z.array(z.string().min(1)).min(1).optional().describe('Matches when the tool carries at least one of these tags'),
     paths: globList("Globs over the call's path arguments, relative to the workspace folder").optional(),
     commands: z.array(z.string().min(1)).min(1).optional().describe("Command patterns over the call's shell command"),
+    domains: globList("Host globs over the hosts of the call's URLs (URL arguments, curl/wget in commands): example.com, *.example.com (sub-domains only)").optional(),
+    urls: globList("Globs over the call's normalised URLs (scheme://host[:port]/path?query): * within a path segment, ** across").optional(),
     input: z.record(z.string(), InputMatcherSchema).optional().describe("JSON Pointer -> matcher over the call's input"),
     // A timer holds at most 2^31-1 ms (about 24.8 days): a longer wait could not be kept.
     timeout: z.number().positive().max(MAX_ASK_TIMEOUT_SECONDS).optional().describe('ask only: seconds the question stays open (at most 2147483)'),
