@@ -59,6 +59,12 @@ export interface AuditEntry {
   sandbox?: AuditSandbox;
   /** For sandbox-cleanup: the changes to protected paths undone (or found) after a sandboxed command ended. */
   undone?: string[];
+  /**
+   * Flow rules: the marks a call that runs puts on its session tree, on the line where it was let
+   * run (a `decision` allow, or the `callback-settled` of an ask allowed). `sessionMarks` in
+   * auditRead.ts rebuilds a session's marks from them.
+   */
+  marks?: string[];
 }
 
 export interface AuditSink {

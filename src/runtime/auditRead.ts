@@ -50,6 +50,7 @@ const EntrySchema = z.looseObject({
   state: z.enum(['completed', 'failed', 'cancelled', 'interrupted']).optional(),
   sandbox: AuditSandboxSchema.optional(),
   undone: z.array(z.string()).optional(),
+  marks: z.array(z.string()).optional(),
 });
 
 /** Reads a log file; a file that does not exist yet reads as empty. Other I/O errors throw. */
@@ -145,6 +146,12 @@ function cell(text: string): string {
 }
 
 function decisionCell(e: AuditEntry): string {
+  // Flow rules: the marks a call that ran put on its session.
+  const marks = e.marks !== undefined && e.marks.length > 0 ? ` +marks ${e.marks.join(',')}` : '';
+  return eventCell(e) + marks;
+}
+
+function eventCell(e: AuditEntry): string {
   switch (e.event) {
     case 'decision':
       return `${e.decision ?? '?'}${e.lowered ? ' (lowered)' : ''}`;
@@ -222,4 +229,30 @@ export function interruptedSessions(entries: readonly AuditEntry[]): RecoveredSe
     if (e.event === 'callback-settled' && e.callback !== undefined) record.open.delete(e.callback);
   }
   return [...live.values()].filter(({ started, open }) => started || open.size > 0).map(({ session, open }) => ({ ...session, openCallbacks: [...open.values()] }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Flow rules
+
+/**
+ * The marks a session's tree carried when the log ends, rebuilt from the `marks` of its lines (a
+ * call let run lists the marks it added). The tree is the session's root, found through the
+ * `parentSession` of each `session-started`, and every session started under that root.
+ */
+export function sessionMarks(entries: readonly AuditEntry[], session: string): string[] {
+  const parent = new Map<string, string>();
+  for (const e of entries) if (e.event === 'session-started' && e.parentSession !== undefined) parent.set(e.session, e.parentSession);
+  const rootOf = (id: string): string => {
+    const seen = new Set<string>();
+    let at = id;
+    for (let up = parent.get(at); up !== undefined && !seen.has(up); up = parent.get(at)) {
+      seen.add(at);
+      at = up;
+    }
+    return at;
+  };
+  const root = rootOf(session);
+  const marks = new Set<string>();
+  for (const e of entries) if (e.marks && rootOf(e.session) === root) for (const m of e.marks) marks.add(m);
+  return [...marks].sort();
 }

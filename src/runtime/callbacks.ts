@@ -71,6 +71,8 @@ export function openCallback(host: CallbackHost, callback: OpenCallback, timeout
             event: 'callback-settled', session: sessionId, turn: turnId, agent, callback: callback.id,
             answer: described as AuditEntry['answer'], answeredBy: by,
             ...(callback.type === 'approval' ? { tool: callback.request.tool.id, inputDigest: inputDigest(callback.request.input) } : {}),
+            // Flow rules: an approval allowed lets the call run, which puts its rules' marks on the session.
+            ...(callback.type === 'approval' && described.startsWith('allow-') && callback.request.decision?.marks ? { marks: callback.request.decision.marks } : {}),
           });
         } catch (error) {
           // An answer the log could not record is not acted on; the waiting call must still end, or the turn hangs.

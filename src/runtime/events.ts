@@ -14,5 +14,7 @@ export type RuntimeEvent =
   | { type: 'turn-ended'; sessionId: string; turnId: string; agent: string; state: 'completed' | 'failed'; text?: string; error?: string }
   | { type: 'subagent-started'; sessionId: string; parentSessionId: string; parentTurnId: string; agent: string; task: string }
   | { type: 'warning'; sessionId: string; message: string }
+  /** Flow rules: a call that runs put new marks on the session tree (`added`); `marks` is all it carries now. */
+  | { type: 'marks'; sessionId: string; agent: string; toolId: string; added: string[]; marks: string[] }
   /** At the start of a session that can run commands: whether they run sandboxed here, and why not. */
   | { type: 'sandbox'; sessionId: string; available: boolean; message: string };

@@ -33,6 +33,8 @@ export interface ListedSession {
   readonly currentTurnId: string;
   /** Set for another agent's session. */
   readonly external?: ExternalHost;
+  /** Flow rules: the marks the session tree carries, sorted (none for another agent's session). */
+  readonly marks?: readonly string[];
   openCallbacks(): OpenCallback[];
   /** The chain of agent names from the root to the session that asked, e.g. ["main", "researcher"]. */
   pathOf(sessionId: string): SessionNodeInfo[];

@@ -50,6 +50,11 @@ export class Session implements TreeSession, TurnOwner {
     return this.definition.name;
   }
 
+  /** Flow rules: the marks of this session's tree (shared with its parent, subagents and their siblings). */
+  get marks(): ReadonlySet<string> {
+    return this.tree.marks;
+  }
+
   get isRoot(): boolean {
     return this.parent === undefined;
   }

@@ -46,6 +46,11 @@ export class HostedSession implements ListedSession {
     return this.session.id;
   }
 
+  /** Flow rules: the marks the tree carries (a subagent's included), sorted. */
+  get marks(): readonly string[] {
+    return [...this.session.marks].sort();
+  }
+
   /** The root's latest turn id. */
   get currentTurnId(): string {
     return this.session.currentTurn?.id ?? '';

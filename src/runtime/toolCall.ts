@@ -45,7 +45,12 @@ export function decide(tree: Tree, call: ToolCall): PolicyDecision {
       ...(sandbox ? { sandbox } : {}),
     };
   }
-  return policy.decide(call, { workspaceFolder: tree.workspaceFolder, trusted, fallbackDefault: fallback, ...sandboxForDecision(call.tool.id) });
+  return policy.decide(call, { workspaceFolder: tree.workspaceFolder, trusted, fallbackDefault: fallback, ...sandboxForDecision(call.tool.id), marks: tree.marks });
+}
+
+/** Flow rules: the marks an allowed call puts on the session, for its audit line. */
+export function marksField(decision: PolicyDecision): Pick<AuditEntry, 'marks'> {
+  return decision.marks !== undefined && decision.decision !== 'deny' ? { marks: decision.marks } : {};
 }
 
 /** The first hook that asks about this call, with its title. */
@@ -114,7 +119,8 @@ export class ToolCalls {
     }
     if (effective === 'ask' && this.allowedForSession.has(tool.id, canonical)) {
       const run = this.runSandbox(decision, tool, { by: 'person' });
-      this.tree.audit({ event: 'decision', ...auditBase, decision: 'allow', answeredBy: 'session', answer: 'allow-session', ...this.sandboxField(tool, run) });
+      this.tree.audit({ event: 'decision', ...auditBase, decision: 'allow', answeredBy: 'session', answer: 'allow-session', ...this.sandboxField(tool, run), ...marksField(decision) });
+      this.tree.mark(this.session, tool.id, decision.marks);
       this.tree.emit({ type: 'tool-call', ...base, effective: 'allow', by: 'session', ...this.sandboxField(tool, run) });
       return this.runTool(turn, tool, call, input, run, auditBase);
     }
@@ -122,7 +128,9 @@ export class ToolCalls {
       return this.askThenRun(turn, tool, call, input, canonical, decision, base, auditBase, undefined);
     }
     const run = this.runSandbox(decision, tool, { by: 'policy' });
-    this.tree.audit({ event: 'decision', ...auditBase, decision: 'allow', ...this.sandboxField(tool, run) });
+    this.tree.audit({ event: 'decision', ...auditBase, decision: 'allow', ...this.sandboxField(tool, run), ...marksField(decision) });
+    // Before the tool runs: a call judged after this one (in the same batch, or by a subagent) sees the marks.
+    this.tree.mark(this.session, tool.id, decision.marks);
     this.tree.emit({ type: 'tool-call', ...base, effective: 'allow', by: 'policy', ...this.sandboxField(tool, run) });
     return this.runTool(turn, tool, call, input, run, auditBase);
   }
@@ -170,6 +178,8 @@ export class ToolCalls {
     const answer = outcome.answer;
     if (answer.type === 'allow') {
       if (answer.scope === 'session') this.allowedForSession.add(tool.id, canonical);
+      // The callback-settled line (callbacks.ts) lists these marks.
+      this.tree.mark(this.session, tool.id, decision.marks);
       // A person allowed a change to protected files: a sandboxed command running meanwhile must not undo it.
       const approved = hook?.hook === PROTECTED_FILES_HOOK ? beginApprovedProtectedChange() : undefined;
       try {

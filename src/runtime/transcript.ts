@@ -43,6 +43,8 @@ export function describeEvent(e: RuntimeEvent, rootId: string): string[] {
       return [`warning: ${e.message}`];
     case 'sandbox':
       return [`sandbox: ${e.message}`];
+    case 'marks':
+      return [`${who(e.agent, e.sessionId)}   marked the session: ${e.added.join(', ')} (by ${e.toolId}; it carries ${e.marks.join(', ')})`];
     default:
       return [];
   }

@@ -43,6 +43,11 @@ export class Tree implements CallbackHost {
   /** One connection per tool source for the whole tree (a subagent shares its parent's servers). */
   readonly connections = new Map<string, ToolConnection>();
   readonly events: RuntimeEvent[] = [];
+  /**
+   * Flow rules: the marks of the whole tree. A subagent's calls mark its parent and siblings too
+   * (and the parent's its subagents): what one session read, the others can be given.
+   */
+  readonly marks = new Set<string>();
   private wakers: Array<() => void> = [];
   private driverCount = 0;
 
@@ -105,6 +110,15 @@ export class Tree implements CallbackHost {
 
   audit(entry: Omit<AuditEntry, 'time'>): void {
     this.options.audit?.write({ time: new Date().toISOString(), ...entry });
+  }
+
+  /** Adds the marks of a call that runs; says which were new (nothing when none was). */
+  mark(session: SessionScope, toolId: string, marks: readonly string[] | undefined): void {
+    const added = (marks ?? []).filter((m) => !this.marks.has(m));
+    if (added.length === 0) return;
+    for (const m of added) this.marks.add(m);
+    // An event, not a change: the callbacks are as they were, so no driver wakes for it.
+    this.emit({ type: 'marks', sessionId: session.id, agent: session.agentName, toolId, added, marks: [...this.marks].sort() });
   }
 
   async track<T>(work: () => Promise<T>): Promise<T> {
