@@ -14,7 +14,7 @@ export const SubagentSchema = z.strictObject({
   description: z.string().optional(),
   instructions: z.string().optional(),
   model: z.string().optional().describe('defaults to the parent agent\'s model'),
-  tools: z.array(z.string().min(1)).optional().describe('builtin ids (builtin.read_file), builtin families (builtin.*), MCP servers (mcp.<server>)'),
+  tools: z.array(z.string().min(1)).optional().describe('builtin ids (builtin.read_file, builtin.run_command, builtin.fetch), all builtins (builtin.*), MCP servers (mcp.<server>)'),
   builtins: z.strictObject({ subagents: z.boolean() }).optional(),
 });
 

@@ -17,10 +17,13 @@ export class Builtins {
   readonly files: boolean;
   /** `builtin.run_command`. */
   readonly commands: boolean;
-  constructor(options: { subagents?: boolean; files?: boolean; commands?: boolean } = {}) {
+  /** `builtin.fetch` (GET a URL; the policy's `domains` and `urls` judge it). */
+  readonly network: boolean;
+  constructor(options: { subagents?: boolean; files?: boolean; commands?: boolean; network?: boolean } = {}) {
     this.subagents = options.subagents ?? true;
     this.files = options.files ?? false;
     this.commands = options.commands ?? false;
+    this.network = options.network ?? false;
   }
 }
 

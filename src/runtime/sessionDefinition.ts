@@ -2,7 +2,7 @@
 // name the model calls them (its own, the builtins it asked for, and the subagent tools).
 // Imports answers.ts, the builtin and subagent tools, and types only (session options, model, tools).
 import { SdkError } from './answers.js';
-import { builtinFileTools, runCommandTool } from './builtins.js';
+import { builtinFileTools, fetchTool, runCommandTool } from './builtins.js';
 import type { Model } from './model.js';
 import type { RootAgentDefinition, SubagentDefinition } from './sessionOptions.js';
 import { subagentTools } from './subagentTools.js';
@@ -25,6 +25,7 @@ export function definitionOf(def: RootAgentDefinition | SubagentDefinition, root
   const tools: RuntimeTool[] = [...def.tools];
   if (builtins.files) tools.push(...builtinFileTools());
   if (builtins.commands) tools.push(runCommandTool());
+  if (builtins.network === true) tools.push(fetchTool());
   const canSpawn = builtins.subagents && root.subagents.length > 0;
   if (canSpawn) tools.push(...subagentTools());
   const byName = new Map<string, RuntimeTool>();

@@ -55,7 +55,7 @@ export interface AgentDefinition {
   readonly instructions: string;
   readonly tools: readonly RuntimeTool[];
   readonly toolSources: readonly ToolSource[];
-  readonly builtins: { readonly subagents: boolean; readonly files: boolean; readonly commands: boolean };
+  readonly builtins: { readonly subagents: boolean; readonly files: boolean; readonly commands: boolean; readonly network?: boolean };
 }
 
 export interface SubagentDefinition extends AgentDefinition {

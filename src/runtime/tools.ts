@@ -158,7 +158,7 @@ export function tool<S extends z.ZodType>(
 
 /** A tool whose input is checked by a zod schema (client tools and builtins). */
 export function zodTool<S extends z.ZodType>(
-  options: ClientToolOptions<S> & { id: string; kind: ToolKind; pathArgs?: readonly string[]; commandArg?: string },
+  options: ClientToolOptions<S> & { id: string; kind: ToolKind; pathArgs?: readonly string[]; commandArg?: string; urlArgs?: readonly string[] },
   fn: (input: z.infer<S>, context: ToolRunContext) => unknown,
 ): RuntimeTool {
   const schema = options.inputSchema;
@@ -172,6 +172,7 @@ export function zodTool<S extends z.ZodType>(
     ...(options.tags ? { tags: options.tags } : {}),
     ...(options.pathArgs ? { pathArgs: options.pathArgs } : {}),
     ...(options.commandArg ? { commandArg: options.commandArg } : {}),
+    ...(options.urlArgs ? { urlArgs: options.urlArgs } : {}),
     check(input) {
       const r = schema.safeParse(input);
       if (r.success) return { ok: true, value: r.data };

@@ -86,7 +86,7 @@ export function loadWorkspaceAgents(options: LoadAgentsOptions): WorkspaceAgents
     const resolveTools = (refs: readonly string[] | undefined, owner: string): ResolvedTools => {
       const tools: RuntimeTool[] = [];
       const sources: ToolSource[] = [];
-      const builtins = { files: false, commands: false };
+      const builtins = { files: false, commands: false, network: false };
       const addSource = (s: ToolSource): void => {
         if (!sources.includes(s)) sources.push(s);
       };
@@ -104,7 +104,9 @@ export function loadWorkspaceAgents(options: LoadAgentsOptions): WorkspaceAgents
         } else if (ref === 'builtin.*') {
           builtins.files = true;
           builtins.commands = true;
+          builtins.network = true;
         } else if (ref === 'builtin.run_command') builtins.commands = true;
+        else if (ref === 'builtin.fetch') builtins.network = true;
         else if (fileTools.has(ref)) tools.push(fileTools.get(ref)!);
         else if (ref.startsWith('client.')) {
           const t = options.clientTools?.find((c) => c.id === ref);
@@ -138,7 +140,7 @@ export function loadWorkspaceAgents(options: LoadAgentsOptions): WorkspaceAgents
 interface ResolvedTools {
   tools: RuntimeTool[];
   sources: ToolSource[];
-  builtins: { files: boolean; commands: boolean };
+  builtins: { files: boolean; commands: boolean; network: boolean };
 }
 
 function agentOf(decl: AgentDeclaration, model: Model, own: ResolvedTools, subagents: Subagent[]): Agent {

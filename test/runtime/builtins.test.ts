@@ -108,7 +108,7 @@ afterEach(() => {
 });
 
 describe('builtin tools: declarations', () => {
-  it('builtinTools() is the six file tools and run_command, with stable ids and names', () => {
+  it('builtinTools() is the six file tools, run_command and fetch, with stable ids and names', () => {
     assert.deepEqual(
       builtinTools().map((t) => [t.id, t.name, t.kind]),
       [
@@ -119,6 +119,7 @@ describe('builtin tools: declarations', () => {
         ['builtin.delete_file', 'delete_file', 'builtin'],
         ['builtin.rename_file', 'rename_file', 'builtin'],
         ['builtin.run_command', 'run_command', 'builtin'],
+        ['builtin.fetch', 'fetch', 'builtin'],
       ],
     );
     assert.deepEqual(builtinFileTools().map((t) => t.id), builtinTools().slice(0, 6).map((t) => t.id));
@@ -139,6 +140,7 @@ describe('builtin tools: declarations', () => {
         pathArgs: ['cwd'],
         commandArg: 'command',
       },
+      fetch: { annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true }, pathArgs: [] },
     };
     for (const t of builtinTools()) {
       const e = expected[t.name];
@@ -159,6 +161,7 @@ describe('builtin tools: declarations', () => {
       delete_file: { path: 'a' },
       rename_file: { from: 'a', to: 'b' },
       run_command: { command: 'true' },
+      fetch: { url: 'https://example.com/' },
     };
     for (const t of builtinTools()) {
       const input = valid[t.name] as Record<string, unknown>;
