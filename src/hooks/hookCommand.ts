@@ -10,7 +10,8 @@ import { auditParts, FileAuditLog, inputDigest, summarizeInput, type AuditEntry 
 import { DEFAULT_PROTECTED_FILES, PROTECTED_FILES_HOOK, protectedFilesCheck } from '../runtime/protected.js';
 import { bridgeDirectories } from './editorDiscovery.js';
 import { HOSTS, type HostAgent } from './hostAgents.js';
-import { hostAnswer, type HookVerdict, type HostAnswer } from './hostAnswers.js';
+import { addHookMarks, readHookMarks } from './hookMarks.js';
+import { hostAnswer, nearestSafe, type HookVerdict, type HostAnswer } from './hostAnswers.js';
 import { HostInputError, readHostCall, type HostToolCall } from './hostCalls.js';
 import { installedHookHosts } from './hookInstall.js';
 import { defaultStateDir, findWorkspacePolicy, loadHookPolicy } from './hookPolicy.js';
@@ -185,8 +186,10 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
       return result;
     }
     const trusted = options.untrusted !== true && editor?.trusted !== false;
+    // Flow rules: the host session's marks, as its earlier hook processes kept them (hookMarks.ts).
+    const marks = readHookMarks(stateDir, agent, hostCall.session);
     const decide = (): PolicyDecision => loaded.policy.decide(call, {
-      workspaceFolder: loaded.workspaceFolder, trusted,
+      workspaceFolder: loaded.workspaceFolder, trusted, marks,
       sandbox: false, sandboxUnavailable: `${label} runs the command itself, outside Agent Policy's sandbox`,
     });
     let decision: PolicyDecision;
@@ -209,16 +212,22 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
       ...(protectedTitle !== undefined ? { hook: PROTECTED_FILES_HOOK } : {}),
     };
     const asks = protectedTitle !== undefined || decision.decision === 'ask';
+    /** The answer, after keeping the marks of a call the host will run (known) or may run (its own ask). */
+    const marking = (verdict: HookVerdict): HookResult => {
+      const given = nearestSafe(agent, hostCall.event, verdict).decision;
+      if (given !== 'deny') addHookMarks(stateDir, agent, hostCall.session, decision.marks, given === 'allow');
+      return answer(agent, hostCall, verdict);
+    };
     if (!asks) {
-      audit.write({ time: new Date().toISOString(), event: 'decision', ...decided, decision: decision.decision });
+      audit.write({ time: new Date().toISOString(), event: 'decision', ...decided, decision: decision.decision, ...(decision.decision === 'allow' && decision.marks ? { marks: decision.marks } : {}) });
       const reason = decision.decision === 'deny' ? decision.reason ?? 'the policy denies this call' : describeAllow(decision);
-      return answer(agent, hostCall, { decision: decision.decision, reason });
+      return marking({ decision: decision.decision, reason });
     }
     // The reason a rule or the protected files give; the window words a default's ask itself.
     const given = protectedTitle ?? decision.reason;
     const reason = given ?? `the policy asks before ${call.tool.id}`;
     audit.write({ time: new Date().toISOString(), event: 'decision', ...decided, decision: 'ask' });
-    if (!editor) return answer(agent, hostCall, { decision: 'ask', reason });
+    if (!editor) return marking({ decision: 'ask', reason });
     const ask: HookAsk = {
       host: agent, hostLabel: label, hostSession: hostCall.session, toolId: call.tool.id, input: call.input,
       summary: summarizeInput(call.input), ...(given !== undefined ? { reason: given } : {}), rule: decision.rule, ...(decision.rule === null ? { defaultFrom: decision.defaultFrom ?? null } : {}),
@@ -232,10 +241,10 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
     if (answered === undefined) {
       // No answer before the host would give up: the rule's onTimeout (keep: the host's own ask, where it has one).
       const onTimeout = ask.onTimeout === 'keep' ? 'ask' : 'deny';
-      return answer(agent, hostCall, { decision: onTimeout, reason: `${reason} (no answer in the editor within ${Math.round((deadline - started) / 1000)} s)` });
+      return marking({ decision: onTimeout, reason: `${reason} (no answer in the editor within ${Math.round((deadline - started) / 1000)} s)` });
     }
     if (answered.answer === 'deny') return answer(agent, hostCall, { decision: 'deny', reason: answered.reason ?? 'a person denied this call in the editor' });
-    return answer(agent, hostCall, { decision: 'allow', reason: answered.by === 'session' ? 'allowed for this session in the editor' : 'a person allowed this call in the editor' });
+    return marking({ decision: 'allow', reason: answered.by === 'session' ? 'allowed for this session in the editor' : 'a person allowed this call in the editor' });
   } catch (error) {
     // Above all an audit line that could not be written: the call must not run unrecorded.
     return blocked(agent, hostCall.event, `${error instanceof Error ? error.message : String(error)}`, hostCall.camelCase);

@@ -1,6 +1,7 @@
 // What the engine answers about a call (policy-format.md, "The decision"), and the options
 // a caller judges it with.
 import type { LayerName, MatcherName, RuleRef } from './compile.js';
+import type { SessionMarks } from './flowMarks.js';
 import type { Decision } from './schema.js';
 
 export interface DecideOptions {
@@ -24,9 +25,10 @@ export interface DecideOptions {
    * The marks the session (with its subagents) already carries (flow rules: a rule's `when`).
    * Default: none, a fresh session. `'unknown'`: the caller cannot know them (a hook that keeps no
    * state): every `ask`/`deny` rule's `when` is taken to hold and no `allow` rule's does, so an
-   * unknown never loosens.
+   * unknown never loosens. `{ known, maybe }`: some marks only may be there (a call the host may
+   * have run), judged the same way label by label (flowMarks.ts).
    */
-  marks?: ReadonlySet<string> | 'unknown';
+  marks?: SessionMarks;
 }
 
 /** How a sandboxable command is to run (policy-format.md, "Sandboxed commands"). */
