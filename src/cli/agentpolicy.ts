@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { parseAgentsFile, spawnInfo, type AgentsFile } from '../agents/agentsFile.js';
+import { describeRemember } from '../policy/grantLength.js';
 import { kindFromId, type ToolCall } from '../policy/call.js';
 import { checkPolicyLayer } from '../policy/check.js';
 import { formatDiagnostic, hasErrors, LineMap, toJson, type Diagnostic, type DiagnosticJson } from '../policy/diagnostics.js';
@@ -301,7 +302,7 @@ export function explanationLines(result: Explanation, policy: Policy, sessionMar
   for (const w of result.warnings) lines.push(`warning: ${w}`);
   if (result.ask) {
     const t = result.ask.timeout !== undefined ? `, times out after ${result.ask.timeout}s (${result.ask.onTimeout})` : '';
-    lines.push(`ask: allow for session ${result.ask.remember === 'session' ? 'offered' : 'not offered'}${t}`);
+    lines.push(`ask: a person may allow ${describeRemember(result.ask.remember)}${t}`);
   }
   if (result.parts) {
     lines.push(`parts (each judged on its own; the call takes the strictest):`);

@@ -6,6 +6,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { canonicalJson } from '../policy/compile.js';
+import { isRemember, type Remember } from '../policy/grantLength.js';
 import type { ExternalAsk } from '../runtime/externalSession.js';
 import { PROTOCOL_VERSION } from './editorBridge.js';
 import { HOST_AGENTS, type HostAgent } from './hostAgents.js';
@@ -34,9 +35,10 @@ const askSchema = z.object({
   reason: oneLine(2000).optional(),
   rule: ruleRef.nullable(),
   defaultFrom: z.enum(['managed', 'workspace', 'user']).nullable().optional(),
-  parts: z.array(z.object({ part: z.string().max(8000), decision: z.enum(['allow', 'ask', 'deny']), rule: ruleRef.nullable() })).max(500).optional(),
+  // `note` says a part can never be allowed (it writes to a file, …): such a part is never granted on its own (sessionGrants.ts).
+  parts: z.array(z.object({ part: z.string().max(8000), decision: z.enum(['allow', 'ask', 'deny']), rule: ruleRef.nullable(), note: z.string().max(500).optional() })).max(500).optional(),
   lowered: z.boolean().optional(),
-  remember: z.enum(['session', 'never']),
+  remember: z.string().refine(isRemember),
   timeoutSeconds: z.number().positive().max(7 * 24 * 3600).optional(),
   onTimeout: z.enum(['deny', 'keep']),
 });
@@ -69,7 +71,7 @@ export function readAskLine(line: string, token: string): { ask: ReceivedAsk } |
   return {
     ask: {
       host: a.host, hostSession: a.hostSession, toolId: a.toolId, input: a.input, rule: a.rule,
-      lowered: a.lowered ?? false, remember: a.remember, onTimeout: a.onTimeout,
+      lowered: a.lowered ?? false, remember: a.remember as Remember, onTimeout: a.onTimeout,
       ...(a.agent !== undefined && a.agent.trim() !== '' ? { agent: a.agent } : {}),
       ...(a.toolName !== undefined ? { toolName: a.toolName } : {}),
       ...(a.reason !== undefined ? { reason: a.reason } : {}),

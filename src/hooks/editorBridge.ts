@@ -8,6 +8,7 @@
 // the window answers with one line, `{"answer":…,"by":…,"reason"?:…}`, or `{"error":…}`, and
 // closes. The hook closing first (its deadline passed, or its host stopped it) closes the ask.
 import type * as Net from 'node:net';
+import type { Remember } from '../policy/grantLength.js';
 import type { PartDecision, PolicyDecision } from '../policy/policy.js';
 import { bridgeDirectories, bridgeSupported, liveDiscovery, privateDirectoryProblem, realFolder, type Discovery } from './editorDiscovery.js';
 import type { HostAgent } from './hostAgents.js';
@@ -39,11 +40,11 @@ export interface EditorAsk {
   rule: PolicyDecision['rule'];
   /** When no rule decided: the layer whose `default` asked (null: the built-in default). */
   defaultFrom?: PolicyDecision['defaultFrom'];
-  parts?: ReadonlyArray<Pick<PartDecision, 'part' | 'decision' | 'rule'>>;
+  parts?: ReadonlyArray<Pick<PartDecision, 'part' | 'decision' | 'rule' | 'note'>>;
   /** The workspace is untrusted and its allow became this ask: no Allow for Session (as in our own sessions). */
   lowered?: boolean;
-  /** Whether Allow for Session may be offered (`never` for protected files and `remember: never` rules). */
-  remember: 'session' | 'never';
+  /** The widest grant a person may give (`never` for protected files and `remember: never` rules; a duration such as `15m`). */
+  remember: Remember;
   /** The rule's ask timeout, in seconds. */
   timeoutSeconds?: number;
   onTimeout: 'deny' | 'keep';
@@ -55,7 +56,7 @@ export interface EditorAsk {
  * (`by: 'timeout'`, always a deny). The window has written the audit lines of every answer it
  * gives (callback-opened and callback-settled, or a decision line for `session`).
  */
-export type EditorAnswer = { answer: 'allow-once' | 'allow-session' | 'deny'; by: 'person' | 'session' | 'timeout'; reason?: string };
+export type EditorAnswer = { answer: 'allow-once' | 'allow-session' | 'allow-duration' | 'deny'; by: 'person' | 'session' | 'timeout'; reason?: string };
 
 /**
  * An editor window running for a folder, as its discovery file describes it: the folder (real
@@ -92,7 +93,7 @@ function dirnameOf(folder: string): string {
   return i <= 0 ? '/' : folder.slice(0, i);
 }
 
-const ANSWERS = new Set(['allow-once', 'allow-session', 'deny']);
+const ANSWERS = new Set(['allow-once', 'allow-session', 'allow-duration', 'deny']);
 const BY = new Set(['person', 'session', 'timeout']);
 
 function answerOf(line: string): EditorAnswer | undefined {

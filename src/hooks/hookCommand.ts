@@ -5,6 +5,7 @@
 // fails must never let a call through (most hosts let a call through when the hook crashes).
 import * as path from 'node:path';
 import type { ToolCall } from '../policy/call.js';
+import type { Remember } from '../policy/grantLength.js';
 import type { PolicyDecision } from '../policy/policy.js';
 import { auditParts, FileAuditLog, inputDigest, summarizeInput, type AuditEntry } from '../runtime/audit.js';
 import { DEFAULT_PROTECTED_FILES, PROTECTED_FILES_HOOK, protectedFilesCheck } from '../runtime/protected.js';
@@ -46,13 +47,13 @@ export interface HookAsk {
   /** When no rule decided: the layer whose `default` asked (the notification names it). */
   defaultFrom?: PolicyDecision['defaultFrom'];
   parts?: PolicyDecision['parts'];
-  remember: 'session' | 'never';
+  remember: Remember;
   timeoutSeconds?: number;
   onTimeout: 'deny' | 'keep';
 }
 
 /** `by: 'timeout'`: the rule's own ask timeout lapsed in the window (always a deny). */
-export type HookEditorAnswer = { answer: 'allow-once' | 'allow-session' | 'deny'; by: 'person' | 'session' | 'timeout'; reason?: string };
+export type HookEditorAnswer = { answer: 'allow-once' | 'allow-session' | 'allow-duration' | 'deny'; by: 'person' | 'session' | 'timeout'; reason?: string };
 
 /** An editor window running for the folder, as the hook sees it. */
 export interface HookEditor {
@@ -244,7 +245,7 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
       return marking({ decision: onTimeout, reason: `${reason} (no answer in the editor within ${Math.round((deadline - started) / 1000)} s)` });
     }
     if (answered.answer === 'deny') return answer(agent, hostCall, { decision: 'deny', reason: answered.reason ?? 'a person denied this call in the editor' });
-    return marking({ decision: 'allow', reason: answered.by === 'session' ? 'allowed for this session in the editor' : 'a person allowed this call in the editor' });
+    return marking({ decision: 'allow', reason: answered.by !== 'session' ? 'a person allowed this call in the editor' : answered.answer === 'allow-duration' ? 'allowed for a limited time in the editor' : 'allowed for this session in the editor' });
   } catch (error) {
     // Above all an audit line that could not be written: the call must not run unrecorded.
     return blocked(agent, hostCall.event, `${error instanceof Error ? error.message : String(error)}`, hostCall.camelCase);

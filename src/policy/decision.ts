@@ -2,6 +2,7 @@
 // a caller judges it with.
 import type { LayerName, MatcherName, RuleRef } from './compile.js';
 import type { SessionMarks } from './flowMarks.js';
+import type { Remember } from './grantLength.js';
 import type { Decision } from './schema.js';
 
 export interface DecideOptions {
@@ -55,7 +56,8 @@ export interface PartDecision {
 export interface AskSettings {
   timeout?: number;
   onTimeout: 'deny' | 'keep';
-  remember: 'session' | 'never';
+  /** The widest grant a person may give (grantLength.ts): "session", "never" or a duration ("15m"). */
+  remember: Remember;
 }
 
 /** The decision object of policy-format.md, with a few additions (`defaultFrom`, `ask`). */

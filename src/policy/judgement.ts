@@ -3,6 +3,7 @@
 // for it, trust lowering and the sandbox conditions apply to it; then the strictest part decides.
 import { pathWords, type LiteralStartIndex } from './literalStartIndex.js';
 import { mismatch, type CompiledRule, type LayerName } from './compile.js';
+import { narrowestRemember } from './grantLength.js';
 import { unionMarks, whenBecause, whenFailure, whenHolds, type SessionMarks } from './flowMarks.js';
 import type { AskSettings, PartDecision, PolicyDecision, SandboxRun, TraceEntry } from './decision.js';
 import type { CallPart, CallView, PreparedCall } from './preparedCall.js';
@@ -200,7 +201,7 @@ function combinedAsk(judged: readonly Judgement[]): AskSettings {
   const timeouts = asks.map((a) => a.timeout).filter((t): t is number => t !== undefined);
   return {
     onTimeout: asks.some((a) => a.onTimeout === 'deny') ? 'deny' : 'keep',
-    remember: asks.some((a) => a.remember === 'never') ? 'never' : 'session',
+    remember: narrowestRemember(asks.map((a) => a.remember)),
     ...(timeouts.length > 0 ? { timeout: Math.min(...timeouts) } : {}),
   };
 }

@@ -1,6 +1,7 @@
 // The policy file's schema (policy-format.md, version 1). Every object is strict: an unknown
 // field is an error, so a typo such as "tool" for "tools" can never widen a rule.
 import { z } from 'zod';
+import { isRemember, MAX_GRANT_SECONDS, type Remember } from './grantLength.js';
 import { hintNames, MARK_PATTERN, toolKinds } from './policyNames.js';
 
 export { hintNames, toolKinds };
@@ -48,6 +49,12 @@ export const WhenSchema = z
   .refine((when) => when.marked !== undefined || when.unmarked !== undefined, { message: '"when" needs "marked" or "unmarked"' })
   .describe('What the session must already have done (its marks) for this rule to decide');
 
+export const RememberSchema = z
+  .string()
+  .refine(isRemember, { message: `"remember" is "session", "never" or a duration such as "15m" or "1h" (a whole number of s, m or h, at most ${MAX_GRANT_SECONDS / 3600} hours)` })
+  .describe('ask only; the widest grant a person may give: "session" (default), "never" (allow once only), or a duration such as "15m" or "1h" (at most 24h)')
+  .meta({ pattern: '^(session|never|[1-9][0-9]{0,5}[smh])$' }) as unknown as z.ZodType<Remember, Remember>;
+
 export const sandboxModes = ['required', 'auto', 'off'] as const;
 export const SandboxModeSchema = z
   .enum(sandboxModes)
@@ -71,7 +78,7 @@ export const RuleSchema = z
     // A timer holds at most 2^31-1 ms (about 24.8 days): a longer wait could not be kept.
     timeout: z.number().positive().max(MAX_ASK_TIMEOUT_SECONDS).optional().describe('ask only: seconds the question stays open (at most 2147483)'),
     onTimeout: z.enum(['deny', 'keep']).optional().describe('ask only; default deny'),
-    remember: z.enum(['session', 'never']).optional().describe('ask only; whether "allow for this session" is offered'),
+    remember: RememberSchema.optional(),
     sandbox: RuleSandboxSchema.optional(),
     marks: markList('allow and ask only: labels put on the session (and its subagents) when this rule decides a call that runs').optional(),
     when: WhenSchema.optional(),

@@ -2,6 +2,7 @@
 // the states a turn reaches, and the callbacks themselves (runtime.md; names from the seed).
 import type { ToolAnnotations, ToolKind } from '../policy/call.js';
 import type { ElicitationRequest } from './tools.js';
+import type { Remember } from '../policy/grantLength.js';
 import type { PolicyDecision } from '../policy/policy.js';
 import type { CommandSandboxReport } from './sandboxNote.js';
 
@@ -10,11 +11,19 @@ export class SdkError extends Error {
   override name = 'SdkError';
 }
 
+/**
+ * Allow a call: once, for the rest of the session, or for `seconds` (`scope: 'duration'`, a
+ * time-limited grant: "Allow for 15 Minutes" is `{ scope: 'duration', seconds: 900 }`). A grant
+ * also answers later asks of the same call (and of a compound command's same asking parts).
+ */
 export class AllowApproval {
   readonly type = 'allow' as const;
-  readonly scope: 'once' | 'session';
-  constructor(options: { scope?: 'once' | 'session' } = {}) {
+  readonly scope: 'once' | 'session' | 'duration';
+  /** For `scope: 'duration'`: how long the grant lasts, in whole seconds. */
+  readonly seconds: number | undefined;
+  constructor(options: { scope?: 'once' | 'session' } | { scope: 'duration'; seconds: number } = {}) {
     this.scope = options.scope ?? 'once';
+    this.seconds = options.scope === 'duration' ? options.seconds : undefined;
   }
 }
 
@@ -104,8 +113,14 @@ export interface ApprovalRequest {
   input: unknown;
   /** The policy's decision that opened it (the rule that asked, its reason). */
   decision?: PolicyDecision;
-  /** Whether "allow for this session" may be offered. */
+  /** Whether "allow for this session" may be offered (`longestGrant` is "session"). */
   sessionAllowed: boolean;
+  /**
+   * The widest grant a person may give: "never" (once only: a hook's ask, `remember: never`, an
+   * untrusted workspace's lowered allow), a duration such as "15m" (`remember: "15m"`), or "session".
+   * The editor offers the durations of `offeredDurations(longestGrant)`.
+   */
+  longestGrant: Remember;
   /** For an ask with a timeout: when it lapses (epoch ms) and what happens then. */
   timeout?: { at: number; onTimeout: 'deny' | 'keep' };
   /** For `builtin.run_command`: how the command would run if allowed (sandboxed or not, with or without network). */

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { canonicalJson } from '../policy/compile.js';
 import type { AuditSandbox } from './auditSandbox.js';
 
-export type AuditEvent = 'session-started' | 'session-ended' | 'decision' | 'callback-opened' | 'callback-settled' | 'sandbox-cleanup';
+export type AuditEvent = 'session-started' | 'session-ended' | 'decision' | 'callback-opened' | 'callback-settled' | 'sandbox-cleanup' | 'grant-revoked';
 
 export const AUDIT_EVENTS: readonly AuditEvent[] = [
   'session-started',
@@ -18,6 +18,7 @@ export const AUDIT_EVENTS: readonly AuditEvent[] = [
   'callback-opened',
   'callback-settled',
   'sandbox-cleanup',
+  'grant-revoked',
 ];
 
 export interface AuditEntry {
@@ -52,7 +53,11 @@ export interface AuditEntry {
   callback?: string;
   answeredBy?: 'handler' | 'person' | 'timeout' | 'session' | 'cancel';
   /** Elicitations log only the action, never the content a person typed. */
-  answer?: 'allow-once' | 'allow-session' | 'deny' | 'kept' | 'closed' | 'connected' | 'refused' | 'accepted' | 'declined' | 'cancelled';
+  answer?: 'allow-once' | 'allow-session' | 'allow-duration' | 'deny' | 'kept' | 'closed' | 'connected' | 'refused' | 'accepted' | 'declined' | 'cancelled';
+  /** For an `allow-duration` answer, and a grant revoked: how long the grant was given for, in seconds. */
+  grantSeconds?: number;
+  /** A call answered by grants of the parts of a compound command (not of the call itself): those parts. */
+  grantParts?: string[];
   /** For session-ended. */
   state?: 'completed' | 'failed' | 'cancelled' | 'interrupted';
   /** For builtin.run_command: whether it runs sandboxed and with network (on callback-opened: if a person allows it). */

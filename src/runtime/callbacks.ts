@@ -6,8 +6,9 @@
 // `CallbackHost`, which tree.ts implements, so it never imports the tree.
 import {
   AlreadySettled, Answered, ElicitationAnswer, NotFound, SdkError,
-  type AnswerResult, type CallbackAnswer, type OpenCallback,
+  type AnswerResult, type ApprovalRequest, type CallbackAnswer, type OpenCallback,
 } from './answers.js';
+import { rememberSeconds } from '../policy/grantLength.js';
 import { inputDigest, summarizeInput, type AuditEntry } from './audit.js';
 import { checkFieldValue } from './elicitationForm.js';
 import type { RuntimeEvent } from './events.js';
@@ -70,6 +71,7 @@ export function openCallback(host: CallbackHost, callback: OpenCallback, timeout
           host.audit({
             event: 'callback-settled', session: sessionId, turn: turnId, agent, callback: callback.id,
             answer: described as AuditEntry['answer'], answeredBy: by,
+            ...(outcome.kind === 'answer' && outcome.answer.type === 'allow' && outcome.answer.scope === 'duration' ? { grantSeconds: outcome.answer.seconds } : {}),
             ...(callback.type === 'approval' ? { tool: callback.request.tool.id, inputDigest: inputDigest(callback.request.input) } : {}),
             // Flow rules: an approval allowed lets the call run, which puts its rules' marks on the session.
             ...(callback.type === 'approval' && described.startsWith('allow-') && callback.request.decision?.marks ? { marks: callback.request.decision.marks } : {}),
@@ -150,7 +152,8 @@ export function validateAnswer(callback: OpenCallback, answer: unknown, where: s
   if (callback.type === 'approval') {
     if (type === 'allow') {
       const scope = (answer as { scope?: unknown }).scope;
-      if (scope !== 'once' && scope !== 'session') throw new SdkError(`${where}: AllowApproval scope must be "once" or "session"`);
+      if (scope !== 'once' && scope !== 'session' && scope !== 'duration') throw new SdkError(`${where}: AllowApproval scope must be "once", "session" or "duration"`);
+      if (scope === 'duration') checkDuration(callback.request, (answer as { seconds?: unknown }).seconds, where);
       if (scope === 'session' && callback.request.hook !== undefined) {
         throw new SdkError(`${where}: the approval of hook "${callback.request.hook}" cannot be allowed for the session; answer AllowApproval() once`);
       }
@@ -171,6 +174,21 @@ export function validateAnswer(callback: OpenCallback, answer: unknown, where: s
     throw new SdkError(`${where}: a SignInAnswer must name every source asked for, as connected or denied; missing ${missing.map((s) => s.id).join(', ')}`);
   }
   return answer as CallbackAnswer;
+}
+
+/** A time-limited grant: whole seconds, no longer than the ask's widest grant, never for a hook's ask. */
+function checkDuration(request: ApprovalRequest, seconds: unknown, where: string): void {
+  if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds <= 0) {
+    throw new SdkError(`${where}: AllowApproval({ scope: "duration" }) needs seconds, a positive whole number`);
+  }
+  if (request.hook !== undefined) {
+    throw new SdkError(`${where}: the approval of hook "${request.hook}" cannot be allowed for a while; answer AllowApproval() once`);
+  }
+  const widest = rememberSeconds(request.longestGrant);
+  if (seconds > widest) {
+    const allowed = widest === 0 ? 'it can only be allowed once' : `the longest grant it may be given is ${request.longestGrant}`;
+    throw new SdkError(`${where}: this approval cannot be allowed for ${seconds} s (${allowed}: its rule's remember, or the workspace is untrusted); answer AllowApproval() once`);
+  }
 }
 
 /** An accepted form must fit the schema the server asked with: required fields, types, enums, bounds, email format. */

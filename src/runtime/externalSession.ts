@@ -6,17 +6,19 @@
 // call: the answer goes back to the hook, and the host runs it or not.
 //
 // Nothing the hook sent decides anything here: only a person answers, or the same person's
-// earlier Allow for Session of the same call in the same host session (sessionAllowances.ts).
+// earlier grant (Allow for Session, for 15 minutes…) of the same call, or of the same asking parts
+// of a compound command, in the same host session (sessionGrants.ts).
 import { hash } from 'node:crypto';
 import { kindFromId } from '../policy/call.js';
 import { canonicalJson } from '../policy/compile.js';
+import type { Remember } from '../policy/grantLength.js';
 import type { PartDecision, PolicyDecision } from '../policy/policy.js';
 import { OpenApproval, type AnswerResult, type ApprovalRequest, type CallbackAnswer, type OpenCallback } from './answers.js';
 import { auditParts, inputDigest, summarizeInput, type AuditEntry, type AuditSink } from './audit.js';
 import { answerCallback, closeCallbacks, openCallback, type CallbackHost, type CallbackRecord, type Outcome } from './callbacks.js';
 import type { RuntimeEvent } from './events.js';
 import type { ExternalHost, ListedSession, SessionNodeInfo } from './listedSession.js';
-import { SessionAllowances } from './sessionAllowances.js';
+import { grantAuditFields, grantRevokedEntry, longestGrant, type Grant, type GrantCall, SessionGrants } from './sessionGrants.js';
 import { describeEvent } from './transcript.js';
 import { newId } from './tree.js';
 
@@ -37,15 +39,15 @@ export interface ExternalAsk {
   parts?: PartDecision[];
   /** The workspace is untrusted and its allow became this ask. */
   lowered: boolean;
-  /** `never`: Allow for Session is not offered (a protected file, a `remember: never` rule). */
-  remember: 'session' | 'never';
+  /** The widest grant a person may give: `never` (a protected file, a `remember: never` rule), a duration (`15m`) or `session`. */
+  remember: Remember;
   /** The rule's ask timeout in seconds, and what happens when it lapses (callbacks.ts). */
   timeoutSeconds?: number;
   onTimeout: 'deny' | 'keep';
 }
 
 /** What the hook is told. `by: 'timeout'`: the rule's timeout lapsed with `onTimeout: deny`. */
-export type ExternalAnswer = { answer: 'allow-once' | 'allow-session' | 'deny'; by: 'person' | 'session' | 'timeout'; reason?: string };
+export type ExternalAnswer = { answer: 'allow-once' | 'allow-session' | 'allow-duration' | 'deny'; by: 'person' | 'session' | 'timeout'; reason?: string };
 
 /** An ask in flight: the callback it opened (none when Allow for Session answered it at once) and its answer; undefined when the callback was closed. */
 export interface PendingExternalAsk {
@@ -58,6 +60,8 @@ export interface ExternalSessionWiring {
   audit?: AuditSink;
   opened(callback: OpenCallback, session: ExternalSession): void;
   changed(): void;
+  /** Epoch milliseconds, for when time-limited grants lapse (default `Date.now`). */
+  clock?: () => number;
 }
 
 /** Transcript lines kept per host session: a host session can live for days. */
@@ -83,7 +87,7 @@ export class ExternalSession implements CallbackHost, ListedSession {
   readonly transcript: string[] = [];
   readonly callbacks = new Map<string, CallbackRecord>();
   readonly nodes: ReadonlyMap<string, SessionNodeInfo>;
-  private readonly allowances = new SessionAllowances();
+  private readonly allowances: SessionGrants;
 
   constructor(
     readonly external: ExternalHost,
@@ -91,6 +95,7 @@ export class ExternalSession implements CallbackHost, ListedSession {
   ) {
     this.id = externalSessionId(external.host, external.hostSession);
     this.nodes = new Map([[this.id, { id: this.id, agent: external.hostLabel, parentId: undefined, rootTurnId: '' }]]);
+    this.allowances = new SessionGrants(wiring.clock);
   }
 
   get agent(): string {
@@ -118,7 +123,7 @@ export class ExternalSession implements CallbackHost, ListedSession {
     const canonical = canonicalJson(ask.input);
     // The name the hook judged the call with (rules' `agents` match it; Explain uses it): `claude`, `claude:Explore`.
     const agent = ask.agent !== undefined ? `${this.external.host}:${ask.agent}` : this.external.host;
-    const sessionAllowed = ask.remember !== 'never' && !ask.lowered;
+    const widest: Remember = ask.lowered ? 'never' : ask.remember;
     const decision: PolicyDecision = {
       decision: 'ask', rule: ask.rule, lowered: ask.lowered, warnings: [],
       ...(ask.reason !== undefined ? { reason: ask.reason } : {}),
@@ -133,11 +138,14 @@ export class ExternalSession implements CallbackHost, ListedSession {
     } satisfies Omit<AuditEntry, 'time' | 'event'>;
     const event = { sessionId: this.id, turnId, agent, callId: turnId, toolId: ask.toolId, name: ask.toolName ?? ask.toolId, input: ask.input, decision };
 
-    if (sessionAllowed && this.allowances.has(ask.toolId, canonical)) {
-      this.audit({ event: 'decision', ...auditBase, decision: 'allow', answeredBy: 'session', answer: 'allow-session' });
+    const grantCall: GrantCall = { toolId: ask.toolId, input: ask.input, canonical, decision, summary: summarizeInput(ask.input) };
+    const granted = this.allowances.answering(grantCall);
+    if (granted !== undefined) {
+      const fields = grantAuditFields(granted);
+      this.audit({ event: 'decision', ...auditBase, decision: 'allow', answeredBy: 'session', ...fields });
       this.emit({ type: 'tool-call', ...event, effective: 'allow', by: 'session' });
       this.changed();
-      return { callbackId: undefined, answer: Promise.resolve({ answer: 'allow-session', by: 'session' }) };
+      return { callbackId: undefined, answer: Promise.resolve({ answer: fields.answer, by: 'session' }) };
     }
 
     const request: ApprovalRequest = {
@@ -145,23 +153,24 @@ export class ExternalSession implements CallbackHost, ListedSession {
       title: `${this.external.hostLabel} wants to run ${ask.toolId}: ${summarizeInput(ask.input)}`,
       input: ask.input,
       decision,
-      sessionAllowed,
+      sessionAllowed: widest === 'session',
+      longestGrant: longestGrant(decision, false),
       ...(ask.timeoutSeconds !== undefined ? { timeout: { at: Date.now() + ask.timeoutSeconds * 1000, onTimeout: ask.onTimeout } } : {}),
     };
     const callback = new OpenApproval(newId('cb'), this.id, turnId, agent, Date.now(), request);
     // As for our own asks: one line is the decision and the open callback (a reload reads it back).
     this.audit({ event: 'callback-opened', ...auditBase, decision: 'ask', callback: callback.id });
     this.emit({ type: 'tool-call', ...event, effective: 'ask', by: `hook:${this.external.host}` });
-    const answer = openCallback(this, callback, ask.timeoutSeconds, ask.onTimeout).then((outcome) => this.answerOf(outcome, ask, canonical));
+    const answer = openCallback(this, callback, ask.timeoutSeconds, ask.onTimeout).then((outcome) => this.answerOf(outcome, ask, grantCall));
     return { callbackId: callback.id, answer };
   }
 
-  private answerOf(outcome: Outcome, ask: ExternalAsk, canonical: string): ExternalAnswer | undefined {
+  private answerOf(outcome: Outcome, ask: ExternalAsk, grantCall: GrantCall): ExternalAnswer | undefined {
     if (outcome.kind === 'closed') return undefined;
     const a = outcome.answer;
     if (a.type === 'allow') {
-      if (a.scope === 'session') this.allowances.add(ask.toolId, canonical);
-      return { answer: a.scope === 'session' ? 'allow-session' : 'allow-once', by: 'person' };
+      if (a.scope !== 'once') this.allowances.grant(grantCall, a.scope === 'duration' ? a.seconds : undefined);
+      return { answer: `allow-${a.scope}`, by: 'person' };
     }
     if (outcome.by === 'timeout') return { answer: 'deny', by: 'timeout', reason: `no one answered in the editor within ${ask.timeoutSeconds} s` };
     const reason = a.type === 'deny' ? a.options.reason : undefined;
@@ -171,6 +180,21 @@ export class ExternalSession implements CallbackHost, ListedSession {
   /** A person's answer, checked against the callback (validateAnswer: no Allow for Session where it is not offered). */
   answer(callbackId: string, answer: CallbackAnswer): AnswerResult {
     return answerCallback(this, this.id, callbackId, answer, 'person');
+  }
+
+  /** The grants in force in this host session (the Open Callbacks tree lists them). */
+  grants(): Array<{ sessionId: string; grant: Grant }> {
+    return this.allowances.list().map((grant) => ({ sessionId: this.id, grant }));
+  }
+
+  /** Takes a grant back, audited; false when it had lapsed or was not there. */
+  revokeGrant(grantId: string): boolean {
+    const grant = this.allowances.revoke(grantId);
+    if (grant) {
+      this.audit(grantRevokedEntry(this.id, this.external.host, grant));
+      this.changed();
+    }
+    return grant !== undefined;
   }
 
   /** Closes one callback: the hook went away (its deadline passed, or the host stopped it). */

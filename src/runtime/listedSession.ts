@@ -2,6 +2,7 @@
 // session the window runs) or another agent's (externalSession.ts: Claude Code, Codex, … asking
 // through its pre-tool hook). The views read only this; answering goes through SessionHost.
 import type { OpenCallback } from './answers.js';
+import type { Grant } from './sessionGrants.js';
 
 export interface SessionNodeInfo {
   id: string;
@@ -36,6 +37,10 @@ export interface ListedSession {
   /** Flow rules: the marks the session tree carries, sorted (none for another agent's session). */
   readonly marks?: readonly string[];
   openCallbacks(): OpenCallback[];
+  /** What a person allowed beyond one call and is still in force (Allow for Session, for 15 minutes…), with the session or subagent that holds it. */
+  grants(): Array<{ sessionId: string; grant: Grant }>;
+  /** Takes a grant back (audited); false when it had lapsed or is not this session's. */
+  revokeGrant(grantId: string): boolean;
   /** The chain of agent names from the root to the session that asked, e.g. ["main", "researcher"]. */
   pathOf(sessionId: string): SessionNodeInfo[];
   /** A subagent's callback left open by an earlier turn of the root (runtime.md rule 15). */

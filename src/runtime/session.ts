@@ -18,6 +18,7 @@ import { sessionSandboxLine } from './sandboxRun.js';
 import { definitionOf, type SessionDefinition } from './sessionDefinition.js';
 import type { RootAgentDefinition, StartSessionOptions } from './sessionOptions.js';
 import { decide, ToolCalls } from './toolCall.js';
+import { grantRevokedEntry, type Grant } from './sessionGrants.js';
 import { newId, Tree, type TreeSession } from './tree.js';
 import { endTurn, Turn, TurnCore, type TurnOwner } from './turn.js';
 import type { SubagentHost } from './tools.js';
@@ -94,6 +95,23 @@ export class Session implements TreeSession, TurnOwner {
   }
 
   /** Whether this session or one of its subagents ever opened this callback. */
+  /** The grants in force in this session and its subagents (Allow for Session, time-limited), each with the session that holds it. */
+  grants(): Array<{ sessionId: string; grant: Grant }> {
+    return [...this.tree.sessions.keys()].filter((id) => this.tree.inSubtree(id, this.id)).flatMap((id) => this.tree.grantsOf(id).list().map((grant) => ({ sessionId: id, grant })));
+  }
+
+  /** Takes back a grant of this session or a subagent's, audited; false when it had lapsed or is not theirs. */
+  revokeGrant(grantId: string): boolean {
+    for (const { sessionId } of this.grants()) {
+      const grant = this.tree.grantsOf(sessionId).revoke(grantId);
+      if (!grant) continue;
+      this.tree.audit(grantRevokedEntry(sessionId, this.tree.sessions.get(sessionId)?.agentName ?? this.agentName, grant));
+      this.tree.changed();
+      return true;
+    }
+    return false;
+  }
+
   knowsCallback(callbackId: string): boolean {
     const record = this.tree.callbacks.get(callbackId);
     return record !== undefined && this.tree.inSubtree(record.callback.sessionId, this.id);

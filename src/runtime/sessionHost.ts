@@ -11,6 +11,7 @@ import type { RuntimeEvent } from './events.js';
 import { ExternalSession, externalSessionId } from './externalSession.js';
 import type { ExternalHost, ListedSession, SessionNodeInfo } from './listedSession.js';
 import type { Session } from './session.js';
+import type { Grant } from './sessionGrants.js';
 import type { StartSessionOptions } from './sessionOptions.js';
 import { describeEvent } from './transcript.js';
 
@@ -58,6 +59,15 @@ export class HostedSession implements ListedSession {
 
   openCallbacks(): OpenCallback[] {
     return this.session.openCallbacks();
+  }
+
+  grants(): Array<{ sessionId: string; grant: Grant }> {
+    // A session that ended makes no more calls: what it was granted no longer matters.
+    return this.state === 'running' ? this.session.grants() : [];
+  }
+
+  revokeGrant(grantId: string): boolean {
+    return this.session.revokeGrant(grantId);
   }
 
   /** A subagent's callback left open by an earlier turn of the root (runtime.md rule 15). */
@@ -174,6 +184,13 @@ export class SessionHost {
       if (this.external.size <= MAX_EXTERNAL_SESSIONS) return;
       if (session.openCallbacks().length === 0) this.external.delete(id);
     }
+  }
+
+  /** Takes back a grant of any session (the tree's Revoke); false when it had lapsed or is unknown. */
+  revokeGrant(grantId: string): boolean {
+    const changed = this.sessions().some((session) => session.revokeGrant(grantId));
+    if (changed) this.changed();
+    return changed;
   }
 
   /** Every open callback of every session, with the session tree it belongs to. */

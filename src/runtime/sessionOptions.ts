@@ -44,6 +44,8 @@ export interface StartSessionOptions {
   protectedFiles?: readonly string[];
   /** Extra hooks that can ask before any call. */
   hooks?: readonly ToolHook[];
+  /** Epoch milliseconds, for when time-limited grants lapse (default `Date.now`; tests give a fake clock). */
+  clock?: () => number;
 }
 
 // The agent a session runs, as the session reads it. The classes of agent.ts implement these;

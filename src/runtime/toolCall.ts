@@ -1,9 +1,9 @@
 // One tool call of the model, top to bottom: check the input, decide (the policy), let the hooks
 // ask (protected files), ask a person when it must, run the tool, and audit and report each step.
-// The audit line is written before the tool runs. `allowedForSession` remembers the calls a
-// person allowed for the session. A `builtin.run_command` call runs in the sandbox as the decision
+// The audit line is written before the tool runs. `grants` remembers the calls (and the parts of
+// compound commands) a person allowed for the session or for a while (sessionGrants.ts). A `builtin.run_command` call runs in the sandbox as the decision
 // and who allowed it say (sandboxRun.ts).
-// Imports the policy engine, answers, audit, callbacks, signIn, elicitation, sessionAllowances, tree (for newId)
+// Imports the policy engine, answers, audit, callbacks, signIn, elicitation, sessionGrants, tree (for newId)
 // and types only (turn, events, model, tools); never session.ts.
 import type { ToolCall } from '../policy/call.js';
 import { canonicalJson, InputTooDeepError } from '../policy/compile.js';
@@ -18,7 +18,7 @@ import type { ModelToolCall } from './model.js';
 import { PROTECTED_FILES_HOOK } from './protected.js';
 import { beginApprovedProtectedChange } from './sandboxCleanup.js';
 import { permissionModeSandbox, runSandbox, sandboxForDecision, sandboxReportOf, SANDBOXED_TOOL, type AllowedBy } from './sandboxRun.js';
-import { SessionAllowances } from './sessionAllowances.js';
+import { longestGrant, grantAuditFields, type GrantCall, type SessionGrants } from './sessionGrants.js';
 import { ensureSignedIn } from './signIn.js';
 import { newId, type SessionScope, type Tree } from './tree.js';
 import type { TurnCore } from './turn.js';
@@ -53,6 +53,10 @@ export function marksField(decision: PolicyDecision): Pick<AuditEntry, 'marks'> 
   return decision.marks !== undefined && decision.decision !== 'deny' ? { marks: decision.marks } : {};
 }
 
+function grantCall(tool: RuntimeTool, input: unknown, canonical: string, decision: PolicyDecision): GrantCall {
+  return { toolId: tool.id, input, canonical, commandArg: tool.commandArg, decision, summary: summarizeInput(input) };
+}
+
 /** The first hook that asks about this call, with its title. */
 function hookAsks(tree: Tree, agent: string, tool: RuntimeTool, input: unknown): { hook: string; title: string } | undefined {
   for (const hook of tree.hooks) {
@@ -64,7 +68,10 @@ function hookAsks(tree: Tree, agent: string, tool: RuntimeTool, input: unknown):
 
 /** The tool calls of one session. */
 export class ToolCalls {
-  private readonly allowedForSession = new SessionAllowances();
+  /** What a person allowed beyond one call, kept in the tree by session (the tree lists and revokes them). */
+  private get grants(): SessionGrants {
+    return this.tree.grantsOf(this.session.id);
+  }
 
   constructor(
     private readonly tree: Tree,
@@ -117,9 +124,10 @@ export class ToolCalls {
       this.tree.emit({ type: 'tool-call', ...base, effective: 'deny', by: 'policy' });
       return this.denial(tool.id, decision.reason ?? 'the policy denies this call', call, turn);
     }
-    if (effective === 'ask' && this.allowedForSession.has(tool.id, canonical)) {
+    const granted = effective === 'ask' && hookTitle === undefined ? this.grants.answering(grantCall(tool, input, canonical, decision)) : undefined;
+    if (granted !== undefined) {
       const run = this.runSandbox(decision, tool, { by: 'person' });
-      this.tree.audit({ event: 'decision', ...auditBase, decision: 'allow', answeredBy: 'session', answer: 'allow-session', ...this.sandboxField(tool, run), ...marksField(decision) });
+      this.tree.audit({ event: 'decision', ...auditBase, decision: 'allow', answeredBy: 'session', ...grantAuditFields(granted), ...this.sandboxField(tool, run), ...marksField(decision) });
       this.tree.mark(this.session, tool.id, decision.marks);
       this.tree.emit({ type: 'tool-call', ...base, effective: 'allow', by: 'session', ...this.sandboxField(tool, run) });
       return this.runTool(turn, tool, call, input, run, auditBase);
@@ -150,7 +158,7 @@ export class ToolCalls {
     auditBase: AuditBase,
     hook: { hook: string; title: string } | undefined,
   ): Promise<string> {
-    const sessionAllowed = hook === undefined && decision.ask?.remember !== 'never' && !decision.lowered;
+    const widest = longestGrant(decision, hook !== undefined);
     // How the command would run if a person allows it: the notification and the audit say so.
     const run = this.runSandbox(decision, tool, { by: 'person', ...(hook ? { hook: hook.hook } : {}) });
     const timeoutSeconds = hook === undefined ? decision.ask?.timeout : undefined;
@@ -165,7 +173,8 @@ export class ToolCalls {
       title: hook?.title ?? `${this.session.agentName} wants to run ${tool.id}: ${summarizeInput(input)}`,
       input,
       decision,
-      sessionAllowed,
+      sessionAllowed: widest === 'session',
+      longestGrant: widest,
       ...this.sandboxField(tool, run),
       ...(timeoutSeconds !== undefined ? { timeout: { at: Date.now() + timeoutSeconds * 1000, onTimeout: decision.ask?.onTimeout ?? 'deny' } } : {}),
     };
@@ -177,7 +186,7 @@ export class ToolCalls {
     if (outcome.kind === 'closed') return JSON.stringify({ error: `not run: ${outcome.reason}` });
     const answer = outcome.answer;
     if (answer.type === 'allow') {
-      if (answer.scope === 'session') this.allowedForSession.add(tool.id, canonical);
+      if (answer.scope !== 'once') this.grants.grant(grantCall(tool, input, canonical, decision), answer.scope === 'duration' ? answer.seconds : undefined);
       // The callback-settled line (callbacks.ts) lists these marks.
       this.tree.mark(this.session, tool.id, decision.marks);
       // A person allowed a change to protected files: a sandboxed command running meanwhile must not undo it.

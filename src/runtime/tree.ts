@@ -9,6 +9,7 @@ import type { OpenCallback } from './answers.js';
 import type { AuditEntry } from './audit.js';
 import type { CallbackHost, CallbackRecord } from './callbacks.js';
 import type { RuntimeEvent } from './events.js';
+import { SessionGrants } from './sessionGrants.js';
 import type { PermissionMode, StartSessionOptions, ToolHook } from './sessionOptions.js';
 import type { ToolConnection } from './tools.js';
 
@@ -60,6 +61,15 @@ export class Tree implements CallbackHost {
     /** The protected paths, absolute: the protected-files hook asks for them, the sandbox binds them read-only. */
     readonly protectedFiles: readonly string[] = [],
   ) {}
+
+  /** What a person allowed beyond one call, per session of the tree (toolCall.ts grants, the editor lists and revokes). */
+  private readonly sessionGrants = new Map<string, SessionGrants>();
+
+  grantsOf(sessionId: string): SessionGrants {
+    let grants = this.sessionGrants.get(sessionId);
+    if (!grants) this.sessionGrants.set(sessionId, (grants = new SessionGrants(this.options.clock)));
+    return grants;
+  }
 
   nextDriverId(): number {
     return ++this.driverCount;

@@ -1,18 +1,66 @@
 // Answering a callback from any surface (notification, tree, command palette), with the same
 // message when the answer came too late: it was answered elsewhere, and nothing ran.
 import * as vscode from 'vscode';
-import { AllowApproval, DenyApproval, SdkError, type CallbackAnswer } from '../runtime/answers.js';
+import { durationLabel, offeredDurations } from '../policy/grantLength.js';
+import { AllowApproval, DenyApproval, SdkError, type ApprovalRequest, type CallbackAnswer } from '../runtime/answers.js';
 import type { SessionHost } from '../runtime/sessionHost.js';
 import type { Log } from './log.js';
 
-export type Choice = 'allow' | 'allow-session' | 'deny';
+/** An answer to an approval: once, a time-limited grant (`allow-for-900`: 15 minutes), the session, or deny. */
+export type Choice = 'allow' | 'allow-session' | 'deny' | `allow-for-${number}`;
 
-export const CHOICE_LABELS: Record<Choice, string> = { allow: 'Allow', 'allow-session': 'Allow for Session', deny: 'Deny' };
+/** "Allow", "Allow for 15 Minutes", "Allow for Session", "Deny". */
+export function choiceLabel(choice: Choice): string {
+  if (choice === 'allow') return 'Allow';
+  if (choice === 'allow-session') return 'Allow for Session';
+  if (choice === 'deny') return 'Deny';
+  return `Allow for ${durationLabel(secondsOf(choice))}`;
+}
+
+function secondsOf(choice: `allow-for-${number}`): number {
+  return Number(choice.slice('allow-for-'.length));
+}
+
+/**
+ * Every answer an approval offers, in order: Allow, the time-limited grants its rule lets a person
+ * give (15 minutes, 1 hour, or the rule's own duration), Allow for Session where offered, Deny.
+ */
+export function approvalChoices(request: ApprovalRequest): Choice[] {
+  const timed = offeredDurations(request.longestGrant).map((s): Choice => `allow-for-${s}`);
+  return ['allow', ...timed, ...(request.sessionAllowed ? ['allow-session' as const] : []), 'deny'];
+}
+
+/**
+ * The few a notification shows as buttons (it has room for four or five): Allow, the shortest
+ * grant for a while, the widest grant (the session, or the longest duration), Deny. The others
+ * are under its More….
+ */
+export function notificationChoices(request: ApprovalRequest): { buttons: Choice[]; more: Choice[] } {
+  const all = approvalChoices(request);
+  const grants = all.filter((c) => c !== 'allow' && c !== 'deny');
+  const shown = new Set<Choice>(['allow', 'deny', ...grants.slice(0, 1), ...grants.slice(-1)]);
+  return { buttons: all.filter((c) => shown.has(c)), more: all.filter((c) => !shown.has(c)) };
+}
+
+/** What each answer does, for quick picks. */
+export function choiceDescription(choice: Choice): string {
+  if (choice === 'allow') return 'run this call once';
+  if (choice === 'deny') return 'do not run it; the agent is told';
+  const how = choice === 'allow-session' ? 'for the rest of the session' : `for the next ${durationLabel(secondsOf(choice)).toLowerCase()}`;
+  return `run this call, and the same call (or a chain of the same asking commands) ${how}`;
+}
+
+export const CHOICE_ICONS = { allow: '$(check)', grant: '$(check-all)', deny: '$(close)' } as const;
+
+export function choiceIcon(choice: Choice): string {
+  return choice === 'allow' ? CHOICE_ICONS.allow : choice === 'deny' ? CHOICE_ICONS.deny : CHOICE_ICONS.grant;
+}
 
 export function answerFor(choice: Choice): CallbackAnswer {
   if (choice === 'allow') return new AllowApproval();
   if (choice === 'allow-session') return new AllowApproval({ scope: 'session' });
-  return new DenyApproval({ reason: 'a person denied this call' });
+  if (choice === 'deny') return new DenyApproval({ reason: 'a person denied this call' });
+  return new AllowApproval({ scope: 'duration', seconds: secondsOf(choice) });
 }
 
 export const ALREADY_ANSWERED = 'Agent Policy: this was already answered elsewhere; nothing was run.';
@@ -22,7 +70,7 @@ export async function answerCallback(host: SessionHost, log: Log, callbackId: st
   try {
     const result = await host.answer(callbackId, answer);
     if (result?.type === 'answered') {
-      log.info(`answered ${callbackId}: ${answer.type}${answer.type === 'allow' ? ` (${answer.scope})` : answer.type === 'elicitation' ? ` (${answer.action})` : ''}`);
+      log.info(`answered ${callbackId}: ${answer.type}${answer.type === 'allow' ? ` (${answer.scope}${answer.seconds !== undefined ? ` ${answer.seconds} s` : ''})` : answer.type === 'elicitation' ? ` (${answer.action})` : ''}`);
       return true;
     }
     void vscode.window.showInformationMessage(ALREADY_ANSWERED);

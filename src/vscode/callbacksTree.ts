@@ -5,13 +5,16 @@ import * as vscode from 'vscode';
 import type { OpenCallback } from '../runtime/answers.js';
 import type { RecoveredSession } from '../runtime/auditRead.js';
 import type { ExternalHost, ListedSession, SessionNodeInfo } from '../runtime/listedSession.js';
+import type { Grant } from '../runtime/sessionGrants.js';
 import type { SessionHost } from '../runtime/sessionHost.js';
-import { CALLBACK_ICONS, CALLBACK_KINDS, callbackLabel, callbackSummary, defang, describeAsker, describeRule, formatAge } from './describe.js';
+import { offeredDurations } from '../policy/grantLength.js';
+import { CALLBACK_ICONS, CALLBACK_KINDS, callbackLabel, callbackSummary, defang, describeAsker, describeRule, formatAge, formatTimeLeft } from './describe.js';
 
 export type TreeNode =
   | { kind: 'session'; hosted: ListedSession }
   | { kind: 'subagent'; hosted: ListedSession; node: SessionNodeInfo }
   | { kind: 'callback'; hosted: ListedSession; callback: OpenCallback }
+  | { kind: 'grant'; hosted: ListedSession; sessionId: string; grant: Grant }
   | { kind: 'interrupted'; recovered: RecoveredSession }
   | { kind: 'lost'; recovered: RecoveredSession; index: number };
 
@@ -20,6 +23,8 @@ export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.
   readonly onDidChangeTreeData = this.changed.event;
   private readonly disposables: vscode.Disposable[] = [];
   private ageTimer: ReturnType<typeof setInterval> | undefined;
+  /** While a time-limited grant is in force: its time left is shown, and it leaves the tree when it lapses. */
+  private grantTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     private readonly host: SessionHost,
@@ -40,11 +45,17 @@ export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.
       clearInterval(this.ageTimer);
       this.ageTimer = undefined;
     }
+    const timed = this.host.sessions().some((h) => h.grants().some(({ grant }) => grant.expiresAt !== undefined));
+    if (timed && !this.grantTimer) this.grantTimer = setInterval(() => this.refresh(), GRANT_REFRESH_MS);
+    if (!timed && this.grantTimer) {
+      clearInterval(this.grantTimer);
+      this.grantTimer = undefined;
+    }
   }
 
   getChildren(element?: TreeNode): TreeNode[] {
     if (!element) {
-      const live = this.host.sessions().filter((h) => h.state === 'running' || h.openCallbacks().length > 0).map((hosted) => ({ kind: 'session' as const, hosted }));
+      const live = this.host.sessions().filter((h) => h.state === 'running' || h.openCallbacks().length > 0 || h.grants().length > 0).map((hosted) => ({ kind: 'session' as const, hosted }));
       const interrupted = this.host.interrupted.map((recovered) => ({ kind: 'interrupted' as const, recovered }));
       return [...live, ...interrupted];
     }
@@ -53,12 +64,15 @@ export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.
       const hosted = element.hosted;
       const callbacks = hosted.openCallbacks();
       const own = callbacks.filter((c) => c.sessionId === sessionId).map((callback) => ({ kind: 'callback' as const, hosted, callback }));
-      // Subagents that have something open below them.
+      const grants = hosted.grants();
+      const granted = grants.filter((g) => g.sessionId === sessionId).map(({ grant }) => ({ kind: 'grant' as const, hosted, sessionId, grant }));
+      // Subagents that have something open, or a grant in force, below them.
+      const below = [...callbacks.map((c) => c.sessionId), ...grants.map((g) => g.sessionId)];
       const children = [...hosted.nodes.values()]
         .filter((n) => n.parentId === sessionId)
-        .filter((n) => callbacks.some((c) => hosted.pathOf(c.sessionId).some((p) => p.id === n.id)))
+        .filter((n) => below.some((id) => hosted.pathOf(id).some((p) => p.id === n.id)))
         .map((node) => ({ kind: 'subagent' as const, hosted, node }));
-      return [...own, ...children];
+      return [...own, ...granted, ...children];
     }
     if (element.kind === 'interrupted') return element.recovered.openCallbacks.map((_, index) => ({ kind: 'lost' as const, recovered: element.recovered, index }));
     return [];
@@ -110,10 +124,12 @@ export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.
         }
         item.tooltip = tip;
         item.iconPath = new vscode.ThemeIcon(CALLBACK_ICONS[c.type]);
-        item.contextValue = c.type === 'approval' ? `callback:approval${c.request.sessionAllowed ? ':session-allowed' : ''}` : `callback:${c.type}`;
+        item.contextValue = c.type === 'approval' ? `callback:approval${c.request.sessionAllowed ? ':session-allowed' : ''}${offeredDurations(c.request.longestGrant).length > 0 ? ':timed-allowed' : ''}` : `callback:${c.type}`;
         item.accessibilityInformation = { label: `${CALLBACK_KINDS[c.type]} for ${label}: ${callbackSummary(c)}, asked by ${c.agent}` };
         return item;
       }
+      case 'grant':
+        return grantItem(element.grant, element.sessionId);
       case 'interrupted': {
         const r = element.recovered;
         const item = new vscode.TreeItem(`${r.agent ?? 'session'} (interrupted)`, r.openCallbacks.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
@@ -142,8 +158,26 @@ export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.
 
   dispose(): void {
     if (this.ageTimer) clearInterval(this.ageTimer);
+    if (this.grantTimer) clearInterval(this.grantTimer);
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/** How often the time left of grants is redrawn (and lapsed ones leave): the time left is shown in minutes. */
+const GRANT_REFRESH_MS = 15_000;
+
+/** A grant in force: what it covers, the tool, and its time left; Revoke takes it back. */
+function grantItem(grant: Grant, sessionId: string): vscode.TreeItem {
+  const item = new vscode.TreeItem(defang(grant.label), vscode.TreeItemCollapsibleState.None);
+  item.id = `grant:${sessionId}:${grant.id}`;
+  const left = grant.expiresAt === undefined ? 'for the session' : `${formatTimeLeft(grant.expiresAt - Date.now())} left`;
+  const what = grant.covers === 'part' ? 'this command in any chain' : 'this exact call';
+  item.description = `${grant.toolId} · allowed ${left}`;
+  item.tooltip = defang(`Allowed without asking, ${grant.expiresAt === undefined ? 'for the rest of the session' : `until ${new Date(grant.expiresAt).toLocaleTimeString()}`}: ${what} of ${grant.toolId}.\n${grant.label}\nRevoke to be asked again.`);
+  item.iconPath = new vscode.ThemeIcon(grant.expiresAt === undefined ? 'unlock' : 'watch');
+  item.contextValue = `grant:${grant.expiresAt === undefined ? 'session' : 'timed'}`;
+  item.accessibilityInformation = { label: `Grant: ${grant.label}, ${grant.toolId}, allowed ${left}` };
+  return item;
 }
 
 /** Another agent's session whose hook asks here: "Claude Code · b9adf915". It never runs here, so it has no state or prompt. */

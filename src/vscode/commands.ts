@@ -4,9 +4,9 @@ import { SignInAnswer, type OpenApproval, type OpenCallback } from '../runtime/a
 import type { ListedSession } from '../runtime/listedSession.js';
 import type { SessionHost } from '../runtime/sessionHost.js';
 import { AGENTS_FILE, DEFAULT_MODEL, loadWorkspaceAgents } from '../runtime/workspaceAgents.js';
-import { ALREADY_ANSWERED, answerCallback, answerFor, CHOICE_LABELS, type Choice } from './answering.js';
+import { ALREADY_ANSWERED, answerCallback, answerFor, approvalChoices, choiceDescription, choiceIcon, choiceLabel, type Choice } from './answering.js';
 import type { TreeNode } from './callbacksTree.js';
-import { CALLBACK_ICONS, callbackLabel, callbackSummary, describeAsker, describeRule, formatAge } from './describe.js';
+import { CALLBACK_ICONS, callbackLabel, callbackSummary, describeAsker, describeRule, formatAge, formatTimeLeft } from './describe.js';
 import { answerElicitation } from './elicitation.js';
 import type { CoreCommands } from './lazyCommands.js';
 import type { Log } from './log.js';
@@ -41,7 +41,7 @@ function sessionIdOf(arg: unknown): string | undefined {
   return typeof node === 'string' ? node : node && node.kind === 'session' ? node.hosted.id : undefined;
 }
 
-type SessionCommandName = 'startSession' | 'answerPending' | 'signIn' | 'respond' | 'showTranscript' | 'cancelSession' | 'allow' | 'allowForSession' | 'deny' | 'dismissInterrupted';
+type SessionCommandName = 'startSession' | 'answerPending' | 'signIn' | 'respond' | 'showTranscript' | 'cancelSession' | 'allow' | 'allowForSession' | 'allowForAWhile' | 'deny' | 'dismissInterrupted' | 'revokeGrant';
 
 /** The session commands' handlers; lazyCommands.ts registers them by their ids. */
 export function sessionCommands(ctx: CommandContext): Pick<CoreCommands, SessionCommandName> {
@@ -60,6 +60,8 @@ export function sessionCommands(ctx: CommandContext): Pick<CoreCommands, Session
     cancelSession: (arg) => cancelSession(ctx, sessionIdOf(arg)),
     allow: answerFromTree('allow'),
     allowForSession: answerFromTree('allow-session'),
+    allowForAWhile: (arg) => allowForAWhile(ctx, callbackIdOf(arg)),
+    revokeGrant: (arg) => revokeGrant(ctx, arg),
     deny: answerFromTree('deny'),
     dismissInterrupted: (arg) => {
       const node = arg as TreeNode | undefined;
@@ -198,19 +200,50 @@ async function respond(ctx: CommandContext, callbackId: string | undefined): Pro
 }
 
 async function answerApproval(ctx: CommandContext, callback: OpenApproval): Promise<void> {
-  const choices: Choice[] = callback.request.sessionAllowed ? ['allow', 'allow-session', 'deny'] : ['allow', 'deny'];
-  const icons: Record<Choice, string> = { allow: '$(check)', 'allow-session': '$(check-all)', deny: '$(close)' };
-  const descriptions: Record<Choice, string> = {
-    allow: 'run this call once',
-    'allow-session': 'run this call, and the same call with the same input, for the rest of the session',
-    deny: 'do not run it; the agent is told',
-  };
   const answer = await vscode.window.showQuickPick(
-    choices.map((choice) => ({ label: `${icons[choice]} ${CHOICE_LABELS[choice]}`, description: descriptions[choice], choice })),
+    approvalChoices(callback.request).map((choice) => ({ label: `${choiceIcon(choice)} ${choiceLabel(choice)}`, description: choiceDescription(choice), choice })),
     { title: `Agent Policy: ${callback.request.tool.id}`, placeHolder: `${callback.agent}: ${callbackSummary(callback)}` },
   );
   if (!answer) return;
   await answerCallback(ctx.host, ctx.log, callback.id, answerFor(answer.choice));
+}
+
+/** The tree's Allow for a While…: the time-limited grants the approval's rule lets a person give. */
+async function allowForAWhile(ctx: CommandContext, callbackId: string | undefined): Promise<void> {
+  const callback = await findOpenCallback(ctx, 'approval', callbackId, { title: 'Agent Policy: Allow for a While', none: 'Agent Policy: nothing is waiting for an answer.', gone: ALREADY_ANSWERED });
+  if (!callback) return;
+  const timed = approvalChoices(callback.request).filter((c) => c.startsWith('allow-for-'));
+  if (timed.length === 0) {
+    void vscode.window.showInformationMessage('Agent Policy: this call can only be allowed once (its rule says remember: never, a hook asks, or the workspace is untrusted).');
+    return;
+  }
+  const picked = await vscode.window.showQuickPick(
+    timed.map((choice) => ({ label: `${choiceIcon(choice)} ${choiceLabel(choice)}`, description: choiceDescription(choice), choice })),
+    { title: `Agent Policy: ${callback.request.tool.id}`, placeHolder: `${callback.agent}: ${callbackSummary(callback)}` },
+  );
+  if (picked) await answerCallback(ctx.host, ctx.log, callback.id, answerFor(picked.choice));
+}
+
+/** Revoke: a grant node of the tree, or with none given, one a person picks among every session's grants. */
+async function revokeGrant(ctx: CommandContext, arg: unknown): Promise<void> {
+  const node = arg as TreeNode | undefined;
+  let grant = node && typeof node === 'object' && node.kind === 'grant' ? node.grant : undefined;
+  if (!grant) {
+    const items = ctx.host.sessions().flatMap((hosted) => hosted.grants().map(({ grant: g }) => ({
+      label: `$(${g.expiresAt === undefined ? 'unlock' : 'watch'}) ${g.label}`,
+      description: `${g.toolId} · ${g.expiresAt === undefined ? 'for the session' : `${formatTimeLeft(g.expiresAt - Date.now())} left`}`,
+      detail: hosted.agent,
+      grant: g,
+    })));
+    if (items.length === 0) {
+      void vscode.window.showInformationMessage('Agent Policy: no grant is in force.');
+      return;
+    }
+    grant = (await vscode.window.showQuickPick(items, { title: 'Agent Policy: Revoke Grant', placeHolder: 'Pick a grant to take back; its calls are asked again' }))?.grant;
+    if (!grant) return;
+  }
+  if (ctx.host.revokeGrant(grant.id)) ctx.log.info(`revoked grant ${grant.id}: ${grant.toolId} ${grant.label}`);
+  else void vscode.window.showInformationMessage('Agent Policy: that grant had already lapsed or been revoked.');
 }
 
 /** A sign-in names every source it asks for: each is answered connected or denied. */

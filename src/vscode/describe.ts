@@ -88,6 +88,14 @@ export function formatAge(ms: number): string {
   return `${Math.round(m / 60)}h`;
 }
 
+/** A grant's time left, rounded up so that it never shows less than remains: "14m", "59s", "1h 5m". */
+export function formatTimeLeft(ms: number): string {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.ceil(s / 60);
+  return m < 60 ? `${m}m` : `${Math.floor(m / 60)}h${m % 60 ? ` ${m % 60}m` : ''}`;
+}
+
 /** The notification text for one ask. */
 export function askMessage(hosted: ListedSession, c: OpenCallback): string {
   // Every part may come from a server, an agent or a workspace file (tool ids, inputs, reasons): the whole text is defanged.

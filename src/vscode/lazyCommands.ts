@@ -7,7 +7,7 @@ import type { Log } from './log.js';
 /** The commands the core runs, by the name its handler has there. */
 export type CoreCommandName =
   | 'startSession' | 'answerPending' | 'signIn' | 'respond' | 'showTranscript' | 'cancelSession'
-  | 'allow' | 'allowForSession' | 'deny' | 'dismissInterrupted'
+  | 'allow' | 'allowForSession' | 'allowForAWhile' | 'deny' | 'dismissInterrupted' | 'revokeGrant'
   | 'openPolicy' | 'explain' | 'allowAndAddRule' | 'acceptPolicyChange' | 'showPolicyChange'
   | 'setApiKey' | 'selectLanguageModel' | 'forgetMcpServerApprovals' | 'governOtherAgents';
 
@@ -25,6 +25,8 @@ export function registerCommands(log: Log, core: () => Promise<CoreCommands>): v
     vscode.commands.registerCommand('agentPolicy.cancelSession', later('cancelSession')),
     vscode.commands.registerCommand('agentPolicy.allow', later('allow')),
     vscode.commands.registerCommand('agentPolicy.allowForSession', later('allowForSession')),
+    vscode.commands.registerCommand('agentPolicy.allowForAWhile', later('allowForAWhile')),
+    vscode.commands.registerCommand('agentPolicy.revokeGrant', later('revokeGrant')),
     vscode.commands.registerCommand('agentPolicy.deny', later('deny')),
     vscode.commands.registerCommand('agentPolicy.dismissInterrupted', later('dismissInterrupted')),
     vscode.commands.registerCommand('agentPolicy.openPolicy', later('openPolicy')),

@@ -1,11 +1,11 @@
 // Each ask raises one notification naming who asks, the tool id, a summary of the input and the
-// rule that asked, with Allow / Allow for Session / Deny. A burst is coalesced into one
+// rule that asked, with Allow / Allow for 15 Minutes / Allow for Session / Deny (the other grants under More…). A burst is coalesced into one
 // notification that opens the tree. A setting turns them off (tree and status bar only).
 import * as vscode from 'vscode';
 import type { OpenCallback } from '../runtime/answers.js';
 import type { ListedSession } from '../runtime/listedSession.js';
 import type { SessionHost } from '../runtime/sessionHost.js';
-import { ALREADY_ANSWERED, answerCallback, answerFor, CHOICE_LABELS, type Choice } from './answering.js';
+import { ALREADY_ANSWERED, answerCallback, answerFor, choiceDescription, choiceIcon, choiceLabel, notificationChoices, type Choice } from './answering.js';
 import { askMessage, defang } from './describe.js';
 import { answerElicitation, ELICITATION_ACTIONS } from './elicitation.js';
 import type { Log } from './log.js';
@@ -91,26 +91,30 @@ export class Notifications implements vscode.Disposable {
       });
       return;
     }
-    const choices: Choice[] = callback.request.sessionAllowed ? ['allow', 'allow-session', 'deny'] : ['allow', 'deny'];
-    const labels = [...choices.map((c) => CHOICE_LABELS[c]), MORE];
+    const { buttons, more } = notificationChoices(callback.request);
+    const labels = [...buttons.map(choiceLabel), MORE];
     void vscode.window.showWarningMessage(askMessage(hosted, callback), ...labels).then(async (picked) => {
-      if (picked === MORE) return this.more(callback.id);
-      const choice = choices.find((c) => CHOICE_LABELS[c] === picked);
+      if (picked === MORE) return this.more(callback.id, more);
+      const choice = buttons.find((c) => choiceLabel(c) === picked);
       if (!choice) return;
       await answerCallback(this.host, this.log, callback.id, answerFor(choice));
     });
   }
 
-  private async more(callbackId: string): Promise<void> {
+  /** More…: the grants the buttons had no room for (Allow for 1 Hour), then the other actions. */
+  private async more(callbackId: string, choices: readonly Choice[]): Promise<void> {
     const picked = await vscode.window.showQuickPick(
       [
+        ...choices.map((choice) => ({ label: `${choiceIcon(choice)} ${choiceLabel(choice)}`, description: choiceDescription(choice), choice, command: undefined })),
         { label: '$(add) Allow and Add Rule…', command: 'agentPolicy.allowAndAddRule' },
         { label: '$(info) Explain This Call', command: 'agentPolicy.explain' },
         { label: '$(bell) Show in Open Callbacks', command: 'agentPolicy.focusCallbacks' },
       ],
       { title: 'Agent Policy: More' },
     );
-    if (picked) await vscode.commands.executeCommand(picked.command, callbackId);
+    if (!picked) return;
+    if ('choice' in picked) return void (await answerCallback(this.host, this.log, callbackId, answerFor(picked.choice)));
+    await vscode.commands.executeCommand(picked.command, callbackId);
   }
 
   dispose(): void {

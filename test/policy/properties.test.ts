@@ -21,6 +21,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { parse as parseJsonc, type ParseError } from 'jsonc-parser';
+import { isRemember } from '../../src/policy/grantLength.js';
 import type { ToolCall, ToolDescriptor } from '../../src/policy/call.js';
 import { mismatch, type LayerName } from '../../src/policy/compile.js';
 import { PreparedCall } from '../../src/policy/preparedCall.js';
@@ -975,7 +976,7 @@ function isRule(v: unknown): boolean {
   if ('input' in v && !(isObject(v.input) && Object.entries(v.input).every(([p, m]) => (p === '' || p.startsWith('/')) && isInputMatcher(m)))) return false;
   if ('timeout' in v && !(typeof v.timeout === 'number' && v.timeout > 0)) return false;
   if ('onTimeout' in v && v.onTimeout !== 'deny' && v.onTimeout !== 'keep') return false;
-  if ('remember' in v && v.remember !== 'session' && v.remember !== 'never') return false;
+  if ('remember' in v && !(typeof v.remember === 'string' && isRemember(v.remember))) return false;
   if (v.decision !== 'ask' && ('timeout' in v || 'onTimeout' in v || 'remember' in v)) return false;
   return true;
 }

@@ -17,7 +17,7 @@ describe('notification texts', () => {
   it('a tool id, an input and a server message with links show as text', () => {
     const approval = new OpenApproval('cb1', 's', 't', 'main', 0, {
       tool: { id: 'mcp.evil.[Allow all](command:agentPolicy.allow)', name: 'x', kind: 'mcp', annotations: {} },
-      title: '', input: { path: '[click](https://evil.example)' }, sessionAllowed: true,
+      title: '', input: { path: '[click](https://evil.example)' }, sessionAllowed: true, longestGrant: 'session',
       decision: { decision: 'ask', rule: null, lowered: false, warnings: [], defaultFrom: null, reason: '[r](command:x)' } as never,
     });
     const elicitation = new OpenElicitation('cb2', 's', 't', 'main', 0, {
