@@ -13,6 +13,8 @@ import { braceExpand } from 'minimatch';
 import type { ToolAnnotations, ToolCall, ToolDescriptor } from './call.js';
 import { canonicalJson, parsePointer, type CompiledRule } from './compile.js';
 import { compileNameGlob, compilePathGlob } from './globs.js';
+import { compileDomainSet, compileUrlSet } from './urlMatchers.js';
+import { readUrl } from './urls.js';
 import { Policy, type DecideOptions, type PolicyDecision, type PolicyLayer } from './policy.js';
 import type { Decision, InlineTest, InputMatcher, ToolKind } from './schema.js';
 
@@ -20,6 +22,8 @@ export interface LooseningChange {
   call: ToolCall;
   before: PolicyDecision;
   after: PolicyDecision;
+  /** Flow rules: the marks of the session this change shows in (none: a fresh session). */
+  marks?: string[];
 }
 
 export interface LooseningOptions {
@@ -51,14 +55,28 @@ export function looseningDiff(accepted: PolicyLayer | undefined, next: PolicyLay
   const acceptedPolicy = new Policy(accepted ? { workspace: accepted } : {});
   const nextPolicy = new Policy({ workspace: next });
   const decideOptions = toDecideOptions(options);
+  // Flow rules: each call in a fresh session, then in one that carries every mark a `when` names.
+  const marked = markedLabels(accepted ? [accepted, next] : [next]);
   const changes: Array<LooseningChange & { key: string }> = [];
   for (const call of probeCalls(accepted ? [accepted, next] : [next], options.extra)) {
-    const before = acceptedPolicy.decide(call, decideOptions);
-    const after = nextPolicy.decide(call, decideOptions);
-    if (isLoosening(before.decision, after.decision)) changes.push({ call, before, after, key: callKey(call) });
+    for (const marks of marked.length > 0 ? [[], marked] : [[]]) {
+      const withMarks = { ...decideOptions, marks: new Set(marks) };
+      const before = acceptedPolicy.decide(call, withMarks);
+      const after = nextPolicy.decide(call, withMarks);
+      if (!isLoosening(before.decision, after.decision)) continue;
+      changes.push({ call, before, after, ...(marks.length > 0 ? { marks } : {}), key: callKey(call) });
+      break;
+    }
   }
   changes.sort((a, b) => (a.call.tool.id < b.call.tool.id ? -1 : a.call.tool.id > b.call.tool.id ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return changes.map(({ call, before, after }) => ({ call, before, after }));
+  return changes.map(({ key: _key, ...change }) => change);
+}
+
+/** Every label a rule's `when.marked` names in these layers, sorted. */
+function markedLabels(layers: readonly PolicyLayer[]): string[] {
+  const labels = new Set<string>();
+  for (const layer of layers) for (const rule of layer.rules) for (const m of rule.rule.when?.marked ?? []) labels.add(m);
+  return [...labels].sort();
 }
 
 function toDecideOptions(options: LooseningOptions): DecideOptions {
@@ -79,6 +97,7 @@ export function describeChange(change: LooseningChange): string {
   if (call.tool.annotations) extras.push(`hints ${JSON.stringify(call.tool.annotations)}`);
   if (call.tool.tags?.length) extras.push(`tags ${call.tool.tags.join(', ')}`);
   const input = call.input === undefined ? '(no input)' : JSON.stringify(call.input);
+  if (change.marks) extras.push(`in a session marked ${change.marks.join(', ')}`);
   const who = extras.length > 0 ? ` (${extras.join('; ')})` : '';
   return `${call.tool.id} ${input}${who}: ${describeOutcome(change.before)} → ${describeOutcome(change.after)}`;
 }
@@ -250,7 +269,31 @@ function ruleProbes(rule: CompiledRule, pool: ReadonlySet<string>): ToolCall[] {
   for (const p of singlePaths) calls.push(make({ input: makeInput({ paths: [p], ...(fullCommand !== undefined ? { command: fullCommand } : {}) }) }));
   if (r.paths) calls.push(make({ input: makeInput({ ...(fullCommand !== undefined ? { command: fullCommand } : {}) }) }));
   for (const c of singleCommands) calls.push(make({ input: makeInput({ ...(fullPaths ? { paths: fullPaths } : {}), command: c }) }));
+  // Network rules: a URL each of their patterns matches, as a URL argument and, for a command
+  // tool, as `curl URL` (the probe call's input is its only view of the rule's hosts).
+  const urlInput = makeInput({ ...(fullPaths ? { paths: fullPaths } : {}) }) as Record<string, unknown>;
+  for (const url of urlProbes(rule)) {
+    for (const id of ids) {
+      const command = id === 'builtin.run_command' || r.commands !== undefined;
+      calls.push(make({ id, input: command ? { ...urlInput, command: `${allCommands[0] ?? 'curl'} ${url}` } : { ...urlInput, url } }));
+    }
+  }
   return calls;
+}
+
+/** URLs a rule's `domains` and `urls` patterns match (each pattern with `*` as `probe`), those the rule matches first. */
+function urlProbes(rule: CompiledRule): string[] {
+  const hosts = (rule.rule.domains ?? []).map((p) => (p.startsWith('!') ? p.slice(1) : p)).map((p) => (p === '*' ? 'probe.example' : p.replaceAll('*', PROBE)));
+  const urls = (rule.rule.urls ?? []).map((p) => (p.startsWith('!') ? p.slice(1) : p)).map((p) => p.replace(/^\*:\/\//, 'https://').replaceAll('**', PROBE).replaceAll('*', PROBE));
+  const candidates = unique([...hosts.map((h) => `https://${h}/${PROBE}`), ...urls]).filter((u) => readUrl(u).known);
+  const matched = (u: string): boolean => {
+    const read = readUrl(u);
+    if (!read.known) return false;
+    const domains = safeCompile(() => (rule.rule.domains ? compileDomainSet(rule.rule.domains) : undefined));
+    const globs = safeCompile(() => (rule.rule.urls ? compileUrlSet(rule.rule.urls) : undefined));
+    return (domains === undefined || domains.test(read)) && (globs === undefined || globs.test(read));
+  };
+  return [...candidates.filter(matched), ...candidates.filter((u) => !matched(u))];
 }
 
 function unique<T>(xs: readonly T[]): T[] {

@@ -1,5 +1,5 @@
 // "Allow and Add Rule": the rules that would allow an asked call from now on (this exact input,
-// this command prefix, this folder of paths, this tool), where in the file such a rule must go to
+// these hosts, this command prefix, this folder of paths, this tool), where in the file such a rule must go to
 // decide the call, and whether a workspace rule can change the decision at all. The editor
 // inserts the chosen rule with insertRuleEdit (ruleTextEdits.ts).
 import * as fs from 'node:fs';
@@ -14,7 +14,7 @@ import type { Rule } from './schema.js';
 import { splitCommand } from './shellSplit.js';
 import type { SimpleCommand } from './shellWalker.js';
 
-export type SuggestionKind = 'exact' | 'command' | 'folder' | 'tool';
+export type SuggestionKind = 'exact' | 'host' | 'command' | 'folder' | 'tool';
 
 export interface RuleSuggestion {
   kind: SuggestionKind;
@@ -66,6 +66,18 @@ export function ruleSuggestions(call: ToolCall, options: SuggestionOptions): Rul
       decision: 'allow',
     },
   });
+
+  // The hosts of the URLs that asked, as VS Code's URL approvals offer: only when every one was read.
+  const urls = (asked ?? [new PreparedCall(call, resolver)]).flatMap((v) => v.urls);
+  if (pathsInside && urls.length > 0 && urls.every((u) => u.known)) {
+    const hosts = [...new Set(urls.map((u) => (u.known ? u.host : '')))];
+    out.push({
+      kind: 'host',
+      label: hosts.length === 1 ? 'This host' : 'These hosts',
+      description: `${hosts.join(', ')} (${call.tool.id})`,
+      rule: { id: `allow-${toolSlug}-${slug(hosts[0]!)}`, tools: [toolGlob], domains: hosts, decision: 'allow' },
+    });
+  }
 
   if (pathsInside) {
     const prefixes = commandPrefixes(call, asked);

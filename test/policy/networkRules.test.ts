@@ -7,9 +7,11 @@ import fc from 'fast-check';
 import type { ToolCall } from '../../src/policy/call.js';
 import type { DecideOptions, PolicyDecision } from '../../src/policy/decision.js';
 import { lintShadowed } from '../../src/policy/lint.js';
+import { looseningDiff } from '../../src/policy/loosening.js';
 import { runInlineTests } from '../../src/policy/inlineTests.js';
 import { loadPolicyText, Policy, type PolicyLayer } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
+import { ruleSuggestions } from '../../src/policy/ruleSuggestions.js';
 import { readUrl } from '../../src/policy/urls.js';
 
 function layer(policy: object): PolicyLayer {
@@ -170,7 +172,13 @@ describe('network rules: curl and wget in commands', () => {
   });
 });
 
+const GITHUB_CURL = { rules: [{ id: 'gh', tools: ['builtin.run_command'], domains: ['*.github.com'], decision: 'allow' }] };
+
 describe('network rules: the file', () => {
+  before(async () => {
+    await initShellParser();
+  });
+
   it('domains and urls are checked pattern by pattern: bad-glob at the pattern', () => {
     const text = JSON.stringify({ version: 1, rules: [{ domains: ['github.com', 'https://x.com/'], urls: ['nope'], decision: 'allow' }] }, null, 2);
     const l = loadPolicyText(text, '.agentpolicy.jsonc');
@@ -199,6 +207,27 @@ describe('network rules: the file', () => {
     assert.deepEqual(shadowed([{ domains: ['*'], decision: 'deny' }, { domains: ['x.com'], decision: 'deny' }]), [2]);
     assert.deepEqual(shadowed([{ urls: ['https://a.com/**'], decision: 'ask' }, { urls: ['https://a.com/x'], decision: 'ask' }, { urls: ['https://a.com/*'], decision: 'ask' }]), [2]);
     assert.deepEqual(shadowed([{ domains: ['*.a.com', '!b.a.com'], decision: 'ask' }, { domains: ['b.a.com'], decision: 'ask' }]), []);
+  });
+
+  it('a change that adds a domains allow is listed as loosening, by a URL of the rule and by curl', () => {
+    const before = layer({ rules: [] });
+    const after = layer({ rules: [{ id: 'gh', tools: ['builtin.fetch', 'builtin.run_command'], domains: ['*.github.com'], decision: 'allow' }] });
+    const changes = looseningDiff(before, after, { workspaceFolder: os.tmpdir(), followSymlinks: false });
+    const shown = changes.map((c) => `${c.call.tool.id} ${JSON.stringify(c.call.input)}`);
+    assert.ok(shown.includes('builtin.fetch {"url":"https://probe.github.com/probe"}'), shown.join('\n'));
+    assert.ok(shown.includes('builtin.run_command {"command":"curl https://probe.github.com/probe"}'), shown.join('\n'));
+    const urls = layer({ rules: [{ urls: ['https://docs.example.com/**'], decision: 'allow' }] });
+    assert.ok(looseningDiff(before, urls, { workspaceFolder: os.tmpdir(), followSymlinks: false }).some((c) => (c.call.input as { url?: string }).url === 'https://docs.example.com/probe'));
+  });
+
+  it('Allow and Add Rule offers the hosts of the URLs that asked, when every one was read', () => {
+    const hostRule = (call: ToolCall, asked?: PolicyDecision): object | undefined =>
+      ruleSuggestions(call, { workspaceFolder: os.tmpdir(), followSymlinks: false, ...(asked ? { asked } : {}) }).find((s) => s.kind === 'host')?.rule;
+    assert.deepEqual(hostRule(fetchCall({ url: 'https://Docs.Example.com/a' })), { id: 'allow-fetch-docs-example-com', tools: ['builtin.fetch'], domains: ['docs.example.com'], decision: 'allow' });
+    assert.equal(hostRule(fetchCall({ url: 'https://user@docs.example.com/a' })), undefined);
+    const curl = run('curl -s https://api.github.com/x && curl https://example.org/');
+    const asked = decide(GITHUB_CURL, curl);
+    assert.deepEqual((hostRule(curl, asked) as { domains: string[] }).domains, ['example.org'], 'only the part that asked');
   });
 
   it('inline tests judge fetch and curl calls', () => {
