@@ -86,12 +86,15 @@ export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.
         if (h.external) return externalSessionItem(h, h.external, open);
         const item = new vscode.TreeItem(h.agent, vscode.TreeItemCollapsibleState.Expanded);
         item.id = `session:${h.id}`;
-        item.description = `${h.state}${open ? ` · ${open} open` : ''} · ${h.prompt}`;
-        item.tooltip = `Session ${h.id} of ${h.agent}\nPrompt: ${h.prompt}`;
+        // Flow rules: what the session and its subagents have done, as the policy's `when` sees it.
+        const marks = h.marks ?? [];
+        const marked = marks.length > 0 ? ` · marked ${marks.join(', ')}` : '';
+        item.description = `${h.state}${open ? ` · ${open} open` : ''}${marked} · ${h.prompt}`;
+        item.tooltip = `Session ${h.id} of ${h.agent}\nPrompt: ${h.prompt}${marks.length > 0 ? `\nMarks (its subagents' included): ${marks.join(', ')}` : ''}`;
         item.iconPath = new vscode.ThemeIcon(h.state === 'running' ? 'sync~spin' : 'circle-outline');
         item.contextValue = `session:${h.state}`;
         item.command = { command: 'agentPolicy.showTranscript', title: 'Show Session Transcript', arguments: [h.id] };
-        item.accessibilityInformation = { label: `Agent session ${h.agent}, ${h.state}, ${open} open callbacks` };
+        item.accessibilityInformation = { label: `Agent session ${h.agent}, ${h.state}, ${open} open callbacks${marks.length > 0 ? `, marked ${marks.join(', ')}` : ''}` };
         return item;
       }
       case 'subagent': {

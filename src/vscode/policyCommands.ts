@@ -67,7 +67,8 @@ export class Explanations implements vscode.TextDocumentContentProvider {
   }
 }
 
-export async function explainCall(policy: PolicyService, explanations: Explanations, from?: OpenCallback): Promise<void> {
+/** `marks`: the marks of the session the callback came from (flow rules), judged with it. */
+export async function explainCall(policy: PolicyService, explanations: Explanations, from?: OpenCallback, marks: readonly string[] = []): Promise<void> {
   const approval = from?.type === 'approval' ? from : undefined;
   const toolId = await vscode.window.showInputBox({
     title: 'Agent Policy: Explain a Tool Call',
@@ -103,8 +104,8 @@ export async function explainCall(policy: PolicyService, explanations: Explanati
     if (kind) call.tool.kind = kind;
     else delete call.tool.kind;
   }
-  const explanation = policy.current().explain(call, { workspaceFolder: policy.workspaceFolder, trusted: vscode.workspace.isTrusted, ...sandboxForDecision(call.tool.id) });
-  const uri = explanations.add(explanationMarkdown(call, explanation, policy.workspaceFolder));
+  const explanation = policy.current().explain(call, { workspaceFolder: policy.workspaceFolder, trusted: vscode.workspace.isTrusted, ...sandboxForDecision(call.tool.id), marks: new Set(marks) });
+  const uri = explanations.add(explanationMarkdown(call, explanation, policy.workspaceFolder, marks));
   await vscode.commands.executeCommand('markdown.showPreview', uri);
 }
 
@@ -118,7 +119,7 @@ function fileLink(file: string, line: number, workspaceFolder: string): string {
   return `[${path.basename(file)}:${line}](${vscode.Uri.file(abs).with({ fragment: `L${line}` }).toString()})`;
 }
 
-export function explanationMarkdown(call: ToolCall, e: Explanation, workspaceFolder: string): string {
+export function explanationMarkdown(call: ToolCall, e: Explanation, workspaceFolder: string, marks: readonly string[] = []): string {
   const lines = [
     `# ${e.decision.toUpperCase()}: ${call.tool.id}`,
     '',
@@ -128,6 +129,9 @@ export function explanationMarkdown(call: ToolCall, e: Explanation, workspaceFol
     '',
   ];
   if (e.reason) lines.push(`Reason: ${e.reason}`, '');
+  // Flow rules: the marks the session carried, and those this call adds if it runs.
+  if (marks.length > 0 || e.trace.some((t) => t.failed === 'when')) lines.push(`Session marks: ${marks.length > 0 ? marks.map((m) => `\`${m}\``).join(', ') : 'none'}`, '');
+  if (e.marks) lines.push(`Marks if it runs: ${e.marks.map((m) => `\`${m}\``).join(', ')}`, '');
   if (e.lowered) lines.push('Lowered: the workspace is not trusted, so its `allow` became `ask`.', '');
   const sandbox = explainSandbox(call.tool.id, e);
   if (sandbox) lines.push(sandbox, '');
@@ -144,7 +148,7 @@ export function explanationMarkdown(call: ToolCall, e: Explanation, workspaceFol
   lines.push('## Rules tested', '', 'The rules whose tools match; for a simple command, those its first word does not rule out.', '', `| ${e.parts ? 'part | ' : ''}rule | decision | result |`, `| ${e.parts ? '--- | ' : ''}--- | --- | --- |`);
   for (const t of e.trace) {
     const part = e.parts ? `${(t.partIndex ?? 0) + 1} | ` : '';
-    lines.push(`| ${part}${ruleName(t.rule)} | ${t.decision} | ${t.failed === null ? 'every matcher matched: it decided' : `\`${t.failed}\` did not match`} |`);
+    lines.push(`| ${part}${ruleName(t.rule)} | ${t.decision} | ${t.failed === null ? 'every matcher matched: it decided' : `\`${t.failed}\` did not match${t.why !== undefined ? ` (${markdownCell(t.why)})` : ''}`} |`);
   }
   if (e.trace.length === 0) lines.push('| (no rule names this tool) | | |');
   if (e.rule === null) lines.push('', `No rule matched: ${e.defaultFrom ? `the ${e.defaultFrom} policy's default` : 'the built-in default (ask)'} decided.`);
@@ -242,7 +246,9 @@ export function policyCommands(ctx: PolicyCommandContext): Pick<CoreCommands, Po
     explain: async (arg?: unknown) => {
       await ctx.ready();
       const from = arg === undefined ? undefined : await approvalFrom(ctx.host, arg);
-      await explainCall(policy, ctx.explanations, from);
+      // The session's marks (flow rules): the call is explained as that session would have it judged.
+      const marks = from ? ctx.host.sessions().find((s) => s.nodes.has(from.sessionId))?.marks : undefined;
+      await explainCall(policy, ctx.explanations, from, marks);
     },
     allowAndAddRule: async (arg?: unknown) => {
       await ctx.ready();

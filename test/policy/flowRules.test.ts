@@ -10,6 +10,7 @@ import type { ToolCall } from '../../src/policy/call.js';
 import { checkPolicyLayer } from '../../src/policy/check.js';
 import { runInlineTests } from '../../src/policy/inlineTests.js';
 import { covers, lintShadowed } from '../../src/policy/lint.js';
+import { describeChange, heldDecision, looseningDiff } from '../../src/policy/loosening.js';
 import { loadPolicyText, Policy, type DecideOptions, type PolicyLayer } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
 
@@ -219,6 +220,24 @@ describe('flow rules: shadowed', () => {
   it('check reports no shadowed warning for the trifecta rules', () => {
     const diagnostics = checkPolicyLayer(layer(TRIFECTA), { workspaceFolder: FOLDER });
     assert.deepEqual(diagnostics.filter((d) => d.code === 'shadowed'), []);
+  });
+});
+
+describe('flow rules: loosening held for a person', () => {
+  it('a new allow that holds only in a marked session is listed, saying in which session', () => {
+    const accepted = layer([{ tools: ['client.x'], decision: 'ask' }]);
+    const next = layer([{ tools: ['client.x'], when: { marked: ['reviewed'] }, decision: 'allow' }, { tools: ['client.x'], decision: 'ask' }]);
+    const changes = looseningDiff(accepted, next, { workspaceFolder: FOLDER });
+    assert.equal(changes.length, 1);
+    assert.deepEqual(changes[0]!.marks, ['reviewed']);
+    assert.match(describeChange(changes[0]!), /in a session marked reviewed/);
+  });
+
+  it('the hold asks for an allow the accepted version gives only without the marks', () => {
+    const accepted = new Policy({ workspace: layer([{ tools: ['client.x'], when: { unmarked: ['web'] }, decision: 'allow' }]) });
+    const next = new Policy({ workspace: layer([{ tools: ['client.x'], decision: 'allow' }]) });
+    assert.equal(heldDecision(next, accepted, call('client.x'), options(['web'])).decision, 'ask');
+    assert.equal(heldDecision(next, accepted, call('client.x'), options()).decision, 'allow');
   });
 });
 

@@ -17,7 +17,9 @@ import type { RuntimeEvent } from '../../src/runtime/events.js';
 import { ScriptedModel } from '../../src/runtime/scripted.js';
 import type { Session } from '../../src/runtime/session.js';
 import { tool } from '../../src/runtime/tools.js';
+import { HostedSession } from '../../src/runtime/sessionHost.js';
 import { describeEvent } from '../../src/runtime/transcript.js';
+import { askMessage } from '../../src/vscode/describe.js';
 
 let ws: string;
 const sessions: Session[] = [];
@@ -98,6 +100,9 @@ describe('flow rules through sessions', () => {
     assert.equal(asked.length, 1);
     assert.equal(asked[0]!.request.decision?.rule?.id, 'fetch-after-secret');
     assert.match(asked[0]!.request.decision!.reason!, /this session read a secret \(because this session carries the mark "secret"\)/);
+    // The notification says why it asks.
+    const hosted = { pathOf: () => [{ agent: 'main' }] } as unknown as HostedSession;
+    assert.match(askMessage(hosted, asked[0]!), /asked by workspace rule "fetch-after-secret" .*: this session read a secret \(because this session carries the mark "secret"\)/);
     assert.deepEqual([...session.marks].sort(), ['secret', 'web']);
     // The audit: the allowed fetch and read list the marks they added; the ask carries none until allowed.
     const withMarks = audit.entries.filter((e) => e.marks !== undefined).map((e) => `${e.event} ${e.tool} ${e.marks!.join(',')}`);
@@ -152,6 +157,8 @@ describe('flow rules through sessions', () => {
     completed(await session.run('go'));
     assert.deepEqual(asked, ['main client.fetch']);
     assert.deepEqual([...session.marks], ['secret']);
+    // What the editor's tree shows on the session's node.
+    assert.deepEqual(new HostedSession(session, 'main', 'go').marks, ['secret']);
     const marked = events(session).find((e) => e.type === 'marks');
     assert.ok(marked && marked.type === 'marks' && marked.sessionId !== session.id && marked.agent === 'reader');
   });
