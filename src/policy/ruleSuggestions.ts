@@ -1,4 +1,5 @@
 // "Allow and Add Rule": the rules that would allow an asked call from now on (this exact input,
+// the exact commands that asked,
 // these hosts, this command prefix, this folder of paths, this tool), where in the file such a rule must go to
 // decide the call, and whether a workspace rule can change the decision at all. The editor
 // inserts the chosen rule with insertRuleEdit (ruleTextEdits.ts).
@@ -14,7 +15,7 @@ import type { Rule } from './schema.js';
 import { splitCommand } from './shellSplit.js';
 import type { SimpleCommand } from './shellWalker.js';
 
-export type SuggestionKind = 'exact' | 'host' | 'command' | 'folder' | 'tool';
+export type SuggestionKind = 'exact' | 'commands' | 'host' | 'command' | 'folder' | 'tool';
 
 export interface RuleSuggestion {
   kind: SuggestionKind;
@@ -76,6 +77,18 @@ export function ruleSuggestions(call: ToolCall, options: SuggestionOptions): Rul
       label: hosts.length === 1 ? 'This host' : 'These hosts',
       description: `${hosts.join(', ')} (${call.tool.id})`,
       rule: { id: `allow-${toolSlug}-${slug(hosts[0]!)}`, tools: [toolGlob], domains: hosts, decision: 'allow' },
+    });
+  }
+
+  // The commands that asked, word for word: the chain's other parts need no rule, and the same
+  // commands in another chain (or alone) are allowed, as a part grant of the session allows them.
+  const exactCommands = pathsInside ? askedCommandsExactly(call, asked) : undefined;
+  if (exactCommands) {
+    out.push({
+      kind: 'commands',
+      label: exactCommands.length === 1 ? 'This exact command' : 'These exact commands',
+      description: `${exactCommands.join(', ')} (${call.tool.id})`,
+      rule: { id: `allow-${toolSlug}-${slug(exactCommands[0]!)}`, tools: [toolGlob], commands: exactCommands, decision: 'allow' },
     });
   }
 
@@ -214,6 +227,33 @@ function commandPrefixes(call: ToolCall, asked: readonly CallPart[] | undefined)
     firstWords ??= words.filter((w) => !ASSIGNMENT_WORD.test(w));
   }
   return { patterns, words: firstWords ?? [] };
+}
+
+/** A word a command pattern matches only as itself: no glob or extglob character. */
+const EXACT_WORD = /^[A-Za-z0-9_%=:,./-]+$/;
+
+/**
+ * The simple commands of a compound command that asked, each as a pattern of its exact words;
+ * undefined when one cannot be written so (a glob character in a word, a write to a file, a
+ * program that runs anything it is given: `bash` alone reads its script from its input), or the
+ * call was judged whole.
+ */
+function askedCommandsExactly(call: ToolCall, asked: readonly CallPart[] | undefined): string[] | undefined {
+  const { command, opaque } = commandOf(call);
+  if (opaque || command === undefined) return undefined;
+  // A call of one command has "This exact input" already.
+  if (!asked || asked.some((p) => !p.command.parsed || p.command.commands.length !== 1 || p.tightenOnly)) return undefined;
+  const commands = asked.map((p) => p.command.commands[0]!);
+  const patterns: string[] = [];
+  for (const c of commands) {
+    if (c.writesToFile || c.usesProcessSubstitution || c.dynamic === true || c.words.length === 0) return undefined;
+    const program = c.words.find((w) => !ASSIGNMENT_WORD.test(w));
+    if (program === undefined || program.startsWith('-') || RUNS_ANYTHING.has(path.posix.basename(program))) return undefined;
+    if (!c.words.every((w) => EXACT_WORD.test(w))) return undefined;
+    const pattern = c.words.join(' ');
+    if (!patterns.includes(pattern)) patterns.push(pattern);
+  }
+  return patterns.length > 0 ? patterns : undefined;
 }
 
 /**
