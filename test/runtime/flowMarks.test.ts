@@ -124,6 +124,18 @@ describe('flow rules through sessions', () => {
     assert.deepEqual(sessionMarks(audit.entries, session.id), ['web']);
   });
 
+  it('a call a session grant lets run lists its marks on its decision line too', async () => {
+    const rules = [{ id: 'fetch-asks', tools: ['client.fetch'], decision: 'ask', marks: ['web'] }, ...RULES];
+    const audit = new MemoryAuditLog();
+    const session = await start(
+      agent({ main: [{ call: 'fetch', input: { url: 'https://a' } }, { call: 'fetch', input: { url: 'https://a' } }, { say: 'done' }] }, rules),
+      { audit, onApproval: () => new AllowApproval({ scope: 'session' }) },
+    );
+    completed(await session.run('go'));
+    const granted = audit.entries.find((e) => e.event === 'decision' && e.answeredBy === 'session');
+    assert.deepEqual(granted?.marks, ['web']);
+  });
+
   it('an ask a person denied, a denied call and a call whose input failed its check mark nothing', async () => {
     const rules = [
       { id: 'fetch-asks', tools: ['client.fetch'], decision: 'ask', marks: ['web'] },
