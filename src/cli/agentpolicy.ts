@@ -13,7 +13,7 @@ import { describeDecision, describeParts, runInlineTests } from '../policy/inlin
 import { loadPolicyText, Policy, type Explanation, type PolicyLayer } from '../policy/policy.js';
 import { toolKinds, type ToolKind } from '../policy/schema.js';
 import { initShellParser } from '../policy/shellParser.js';
-import { auditTable, interruptedSessions, readAuditLog } from '../runtime/auditRead.js';
+import { auditTable, interruptedSessions, readAuditLog, sessionMarks } from '../runtime/auditRead.js';
 import { sandboxForDecision } from '../runtime/sandboxRun.js';
 import { hookInstallCommand } from './hookInstallCommand.js';
 import { HOOK_USAGE, hookMain, readProcessStdin } from './hookMain.js';
@@ -38,7 +38,7 @@ const USAGE = `usage:
                       [--workspace DIR] [--untrusted] [--sandbox yes|no] [--policy F] [--managed F] [--user F] [--json]
   agentpolicy run --prompt TEXT [--workspace DIR] [--agents F] [--agent NAME] [--answer allow|deny|keep]
                   [--policy F] [--managed F] [--user F] [--untrusted] [--audit F] [--json]
-  agentpolicy audit FILE [--json] [--interrupted]
+  agentpolicy audit FILE [--json] [--interrupted | --marks SESSION]
 ${HOOK_USAGE.replace(/^usage:\n/, '')}`;
 
 const COMMON = { policy: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
@@ -57,7 +57,7 @@ const OPTIONS = {
     answer: { type: 'string' }, managed: { type: 'string' }, user: { type: 'string' }, untrusted: { type: 'boolean' },
     audit: { type: 'string' },
   },
-  audit: { json: { type: 'boolean' }, interrupted: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+  audit: { json: { type: 'boolean' }, interrupted: { type: 'boolean' }, marks: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
 } satisfies Record<string, ParseArgsConfig['options']>;
 
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
@@ -373,6 +373,13 @@ function audit(values: Values, positionals: readonly string[], io: CliIo): numbe
   if (!fs.existsSync(full)) throw new UsageError(`${file}: no such file`);
   const { entries, problems } = readAuditLog(full);
   for (const p of problems) io.err(`${file}:${p.line}: ${p.message}`);
+  const marksOf = str(values, 'marks');
+  if (marksOf !== undefined) {
+    // Flow rules: the marks the session's tree carried, rebuilt from the lines that added them.
+    const marks = sessionMarks(entries, marksOf);
+    io.out(values.json === true ? JSON.stringify(marks) : marks.join(', '));
+    return problems.length > 0 ? 1 : 0;
+  }
   if (values.interrupted === true) {
     const sessions = interruptedSessions(entries);
     if (values.json === true) io.out(JSON.stringify(sessions, null, 2));

@@ -71,4 +71,19 @@ describe('agentpolicy with flow rules', () => {
     const check = await run(['check']);
     assert.equal(check.code, 0, check.out.join('\n'));
   });
+
+  it('audit --marks SESSION rebuilds the marks of a session\'s tree from the log', async () => {
+    const lines = [
+      { time: 't', event: 'session-started', session: 'root' },
+      { time: 't', event: 'session-started', session: 'sub', parentSession: 'root' },
+      { time: 't', event: 'decision', session: 'sub', tool: 'builtin.read_file', decision: 'allow', marks: ['secret'] },
+      { time: 't', event: 'callback-settled', session: 'root', callback: 'cb', answer: 'allow-once', marks: ['web'] },
+      { time: 't', event: 'decision', session: 'other', tool: 'builtin.fetch', decision: 'allow', marks: ['x'] },
+    ];
+    fs.writeFileSync(path.join(cwd, 'audit.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    assert.deepEqual((await run(['audit', 'audit.jsonl', '--marks', 'root'])).out, ['secret, web']);
+    assert.deepEqual((await run(['audit', 'audit.jsonl', '--marks', 'sub', '--json'])).out, ['["secret","web"]']);
+    const table = await run(['audit', 'audit.jsonl']);
+    assert.ok(table.out.some((l) => /allow \+marks secret/.test(l)), table.out.join('\n'));
+  });
 });
