@@ -6,6 +6,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { canonicalJson } from '../policy/compile.js';
+import { MARK_PATTERN } from '../policy/policyNames.js';
 import { isRemember, type Remember } from '../policy/grantLength.js';
 import type { ExternalAsk } from '../runtime/externalSession.js';
 import { PROTOCOL_VERSION } from './editorBridge.js';
@@ -41,6 +42,9 @@ const askSchema = z.object({
   remember: z.string().refine(isRemember),
   timeoutSeconds: z.number().positive().max(7 * 24 * 3600).optional(),
   onTimeout: z.enum(['deny', 'keep']),
+  // Flow rules: the host session's marks, shown in the tree (labels as the policy format allows them).
+  marks: z.array(z.string().regex(MARK_PATTERN)).max(64).optional(),
+  maybeMarks: z.array(z.string().regex(MARK_PATTERN)).max(64).optional(),
 });
 
 export type ReceivedAsk = ExternalAsk & { host: HostAgent; hostSession: string };
@@ -78,6 +82,8 @@ export function readAskLine(line: string, token: string): { ask: ReceivedAsk } |
       ...(a.defaultFrom !== undefined ? { defaultFrom: a.defaultFrom } : {}),
       ...(a.parts !== undefined ? { parts: a.parts } : {}),
       ...(a.timeoutSeconds !== undefined ? { timeoutSeconds: a.timeoutSeconds } : {}),
+      ...(a.marks !== undefined ? { marks: a.marks } : {}),
+      ...(a.maybeMarks !== undefined ? { maybeMarks: a.maybeMarks } : {}),
     },
   };
 }

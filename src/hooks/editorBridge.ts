@@ -48,6 +48,9 @@ export interface EditorAsk {
   /** The rule's ask timeout, in seconds. */
   timeoutSeconds?: number;
   onTimeout: 'deny' | 'keep';
+  /** Flow rules: the marks the host session carries, and those only perhaps there (hookMarks.ts); the tree shows them. */
+  marks?: string[];
+  maybeMarks?: string[];
 }
 
 /**

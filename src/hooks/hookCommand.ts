@@ -11,7 +11,7 @@ import { auditParts, FileAuditLog, inputDigest, summarizeInput, type AuditEntry 
 import { DEFAULT_PROTECTED_FILES, PROTECTED_FILES_HOOK, protectedFilesCheck } from '../runtime/protected.js';
 import { bridgeDirectories } from './editorDiscovery.js';
 import { HOSTS, type HostAgent } from './hostAgents.js';
-import { addHookMarks, readHookMarks } from './hookMarks.js';
+import { addHookMarks, markLists, readHookMarks } from './hookMarks.js';
 import { hostAnswer, nearestSafe, type HookVerdict, type HostAnswer } from './hostAnswers.js';
 import { HostInputError, readHostCall, type HostToolCall } from './hostCalls.js';
 import { installedHookHosts } from './hookInstall.js';
@@ -50,6 +50,9 @@ export interface HookAsk {
   remember: Remember;
   timeoutSeconds?: number;
   onTimeout: 'deny' | 'keep';
+  /** Flow rules: the marks the host session carries, and those only perhaps there (the tree shows them). */
+  marks?: string[];
+  maybeMarks?: string[];
 }
 
 /** `by: 'timeout'`: the rule's own ask timeout lapsed in the window (always a deny). */
@@ -237,6 +240,7 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
       remember: protectedTitle !== undefined ? 'never' : decision.ask?.remember ?? 'session',
       ...(decision.ask?.timeout !== undefined ? { timeoutSeconds: decision.ask.timeout } : {}),
       onTimeout: decision.ask?.onTimeout ?? 'deny',
+      ...markLists(marks),
     };
     const answered = await editor.ask(ask, deadline);
     if (answered === undefined) {

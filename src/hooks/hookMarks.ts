@@ -47,6 +47,14 @@ export function readHookMarks(stateDir: string, host: string, hostSession: strin
   return { known, maybe };
 }
 
+/** The marks as an ask to the editor carries them (known, perhaps there); nothing when unknown or none. */
+export function markLists(marks: SessionMarks): { marks?: string[]; maybeMarks?: string[] } {
+  if (marks === 'unknown') return {};
+  const known = 'known' in marks ? [...marks.known] : [...(marks as ReadonlySet<string>)];
+  const maybe = 'maybe' in marks ? [...marks.maybe].filter((m) => !known.includes(m)) : [];
+  return { ...(known.length > 0 ? { marks: known.sort() } : {}), ...(maybe.length > 0 ? { maybeMarks: maybe.sort() } : {}) };
+}
+
 /**
  * Adds marks to a host session: `known` for a call the host will run, else perhaps there. One
  * append of one short line (O_APPEND): hook processes of the same session running at once do not

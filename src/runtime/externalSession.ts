@@ -44,6 +44,9 @@ export interface ExternalAsk {
   /** The rule's ask timeout in seconds, and what happens when it lapses (callbacks.ts). */
   timeoutSeconds?: number;
   onTimeout: 'deny' | 'keep';
+  /** Flow rules: the marks the host session carried when it asked, and those only perhaps there. */
+  marks?: string[];
+  maybeMarks?: string[];
 }
 
 /** What the hook is told. `by: 'timeout'`: the rule's timeout lapsed with `onTimeout: deny`. */
@@ -98,6 +101,10 @@ export class ExternalSession implements CallbackHost, ListedSession {
     this.allowances = new SessionGrants(wiring.clock);
   }
 
+  /** Flow rules: the host session's marks as its latest ask said (its hook keeps them, hookMarks.ts). */
+  marks: readonly string[] = [];
+  maybeMarks: readonly string[] = [];
+
   get agent(): string {
     return this.external.hostLabel;
   }
@@ -120,6 +127,9 @@ export class ExternalSession implements CallbackHost, ListedSession {
 
   /** Puts one ask to a person, or answers it at once when the same person allowed the same call for this session. */
   ask(ask: ExternalAsk): PendingExternalAsk {
+    // The latest ask says what the host session carries now (its hook keeps the marks).
+    this.marks = ask.marks ?? [];
+    this.maybeMarks = ask.maybeMarks ?? [];
     const canonical = canonicalJson(ask.input);
     // The name the hook judged the call with (rules' `agents` match it; Explain uses it): `claude`, `claude:Explore`.
     const agent = ask.agent !== undefined ? `${this.external.host}:${ask.agent}` : this.external.host;

@@ -36,6 +36,8 @@ export interface ListedSession {
   readonly external?: ExternalHost;
   /** Flow rules: the marks the session tree carries, sorted (none for another agent's session). */
   readonly marks?: readonly string[];
+  /** Another agent's session: marks perhaps there (an ask its host put to its own person). */
+  readonly maybeMarks?: readonly string[];
   openCallbacks(): OpenCallback[];
   /** What a person allowed beyond one call and is still in force (Allow for Session, for 15 minutes…), with the session or subagent that holds it. */
   grants(): Array<{ sessionId: string; grant: Grant }>;

@@ -87,14 +87,14 @@ export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.
         const item = new vscode.TreeItem(h.agent, vscode.TreeItemCollapsibleState.Expanded);
         item.id = `session:${h.id}`;
         // Flow rules: what the session and its subagents have done, as the policy's `when` sees it.
-        const marks = h.marks ?? [];
-        const marked = marks.length > 0 ? ` · marked ${marks.join(', ')}` : '';
+        const marks = marksText(h);
+        const marked = marks !== undefined ? ` · marked ${marks}` : '';
         item.description = `${h.state}${open ? ` · ${open} open` : ''}${marked} · ${h.prompt}`;
-        item.tooltip = `Session ${h.id} of ${h.agent}\nPrompt: ${h.prompt}${marks.length > 0 ? `\nMarks (its subagents' included): ${marks.join(', ')}` : ''}`;
+        item.tooltip = `Session ${h.id} of ${h.agent}\nPrompt: ${h.prompt}${marks !== undefined ? `\nMarks (its subagents' included): ${marks}` : ''}`;
         item.iconPath = new vscode.ThemeIcon(h.state === 'running' ? 'sync~spin' : 'circle-outline');
         item.contextValue = `session:${h.state}`;
         item.command = { command: 'agentPolicy.showTranscript', title: 'Show Session Transcript', arguments: [h.id] };
-        item.accessibilityInformation = { label: `Agent session ${h.agent}, ${h.state}, ${open} open callbacks${marks.length > 0 ? `, marked ${marks.join(', ')}` : ''}` };
+        item.accessibilityInformation = { label: `Agent session ${h.agent}, ${h.state}, ${open} open callbacks${marked.replace(' · ', ', ')}` };
         return item;
       }
       case 'subagent': {
@@ -183,13 +183,20 @@ function grantItem(grant: Grant, sessionId: string): vscode.TreeItem {
   return item;
 }
 
+/** Flow rules: a session's marks, those only perhaps there (an ask another agent's host put to its own person) said so. */
+function marksText(h: ListedSession): string | undefined {
+  const all = [...(h.marks ?? []), ...(h.maybeMarks ?? []).map((m) => `${m} (perhaps)`)];
+  return all.length > 0 ? all.join(', ') : undefined;
+}
+
 /** Another agent's session whose hook asks here: "Claude Code · b9adf915". It never runs here, so it has no state or prompt. */
 function externalSessionItem(h: ListedSession, external: ExternalHost, open: number): vscode.TreeItem {
   const short = h.id.slice(external.host.length + 1, external.host.length + 9);
   const item = new vscode.TreeItem(`${external.hostLabel} · ${short}`, vscode.TreeItemCollapsibleState.Expanded);
   item.id = `session:${h.id}`;
-  item.description = `${open} open · asked by its hook`;
-  item.tooltip = defang(`${external.hostLabel} session ${h.id}: its pre-tool hook (agentpolicy hook) asks here, and the answer goes back to it.`);
+  const marks = marksText(h);
+  item.description = `${open} open${marks !== undefined ? ` · marked ${marks}` : ''} · asked by its hook`;
+  item.tooltip = defang(`${external.hostLabel} session ${h.id}: its pre-tool hook (agentpolicy hook) asks here, and the answer goes back to it.${marks !== undefined ? `\nMarks (kept by its hook): ${marks}` : ''}`);
   item.iconPath = new vscode.ThemeIcon('plug');
   item.contextValue = 'session:external';
   item.command = { command: 'agentPolicy.showTranscript', title: 'Show Session Transcript', arguments: [h.id] };

@@ -6,10 +6,13 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runHook, type HookEditor, type HookEditorAnswer } from '../../src/hooks/hookCommand.js';
+import { PROTOCOL_VERSION } from '../../src/hooks/editorBridge.js';
+import { readAskLine } from '../../src/hooks/editorAskMessage.js';
+import { runHook, type HookAsk, type HookEditor, type HookEditorAnswer } from '../../src/hooks/hookCommand.js';
 import { addHookMarks, hookMarksFile, readHookMarks } from '../../src/hooks/hookMarks.js';
 import type { HostAgent } from '../../src/hooks/hostAgents.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
+import { ExternalSession } from '../../src/runtime/externalSession.js';
 
 const POLICY = JSON.stringify({
   version: 1,
@@ -104,5 +107,24 @@ describe('agentpolicy hook: flow rules (marks kept per host session)', () => {
     const file = hookMarksFile(state, 'claude', 's-4');
     assert.equal(fs.statSync(file).mode & 0o077, 0);
     assert.equal(fs.statSync(path.dirname(file)).mode & 0o077, 0);
+  });
+
+  it('an ask put to the editor carries the session\'s marks, known and perhaps; the window reads them and its tree shows them', async () => {
+    const asked: HookAsk[] = [];
+    const editor: HookEditor = { ask: async (ask) => (asked.push(ask), { answer: 'deny', by: 'person' }) };
+    addHookMarks(state, 'claude', 's-1', ['secret'], true);
+    addHookMarks(state, 'claude', 's-1', ['pii', 'secret'], false);
+    await decision('claude', claude('WebFetch', { url: 'https://example.com/', prompt: 'p' }), editor);
+    assert.deepEqual({ marks: asked[0]!.marks, maybe: asked[0]!.maybeMarks }, { marks: ['secret'], maybe: ['pii'] });
+    const line = JSON.stringify({ v: PROTOCOL_VERSION, token: 't', ask: asked[0] });
+    const read = readAskLine(line, 't');
+    assert.ok('ask' in read, JSON.stringify(read));
+    const session = new ExternalSession({ host: 'claude', hostLabel: 'Claude Code', hostSession: 's-1' }, { opened: () => undefined, changed: () => undefined });
+    const pending = session.ask(read.ask);
+    assert.deepEqual([session.marks, session.maybeMarks], [['secret'], ['pii']]);
+    session.close(pending.callbackId!, 'test over');
+    // A label the policy format does not allow is refused with the ask.
+    const bad = readAskLine(JSON.stringify({ v: PROTOCOL_VERSION, token: 't', ask: { ...asked[0], marks: ['a b'] } }), 't');
+    assert.ok('refused' in bad);
   });
 });
