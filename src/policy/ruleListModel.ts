@@ -243,7 +243,7 @@ function leadStart(gap: Token[], valueStart: number): number {
   return candidate ?? valueStart;
 }
 
-const KEY_ORDER = ['id', 'tools', 'kinds', 'agents', 'hints', 'tags', 'paths', 'commands', 'input', 'decision', 'reason', 'timeout', 'onTimeout', 'remember'];
+const KEY_ORDER = ['id', 'tools', 'kinds', 'agents', 'hints', 'tags', 'paths', 'commands', 'domains', 'urls', 'input', 'decision', 'reason', 'timeout', 'onTimeout', 'remember'];
 
 /** A rule as the policies of this project write them: one field a line, or all on one line. */
 function renderRule(rule: Rule, multiline: boolean, indent: string, unit: string, eol: string): string {

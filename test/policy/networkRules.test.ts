@@ -12,6 +12,7 @@ import { runInlineTests } from '../../src/policy/inlineTests.js';
 import { loadPolicyText, Policy, type PolicyLayer } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
 import { ruleSuggestions } from '../../src/policy/ruleSuggestions.js';
+import { insertRuleEdit } from '../../src/policy/ruleTextEdits.js';
 import { readUrl } from '../../src/policy/urls.js';
 
 function layer(policy: object): PolicyLayer {
@@ -225,6 +226,8 @@ describe('network rules: the file', () => {
       ruleSuggestions(call, { workspaceFolder: os.tmpdir(), followSymlinks: false, ...(asked ? { asked } : {}) }).find((s) => s.kind === 'host')?.rule;
     assert.deepEqual(hostRule(fetchCall({ url: 'https://Docs.Example.com/a' })), { id: 'allow-fetch-docs-example-com', tools: ['builtin.fetch'], domains: ['docs.example.com'], decision: 'allow' });
     assert.equal(hostRule(fetchCall({ url: 'https://user@docs.example.com/a' })), undefined);
+    const inserted = insertRuleEdit('{\n  "version": 1,\n  "rules": []\n}\n', { tools: ['builtin.fetch'], domains: ['docs.example.com'], decision: 'allow' }, 'end').newText;
+    assert.match(inserted, /"tools": \["builtin.fetch"\],\s+"domains": \["docs.example.com"\],\s+"decision": "allow"/, 'domains written with the matchers, before the decision');
     const curl = run('curl -s https://api.github.com/x && curl https://example.org/');
     const asked = decide(GITHUB_CURL, curl);
     assert.deepEqual((hostRule(curl, asked) as { domains: string[] }).domains, ['example.org'], 'only the part that asked');
