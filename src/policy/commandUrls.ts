@@ -73,7 +73,8 @@ export function isUrlProgram(cmd: SimpleCommand): boolean {
 
 /**
  * The URLs a `curl` or `wget` simple command reaches, in order; undefined when the command runs
- * another program. A command of one of them with no URL at all gives an empty list.
+ * another program. One with no URL in its text has an unknown one, unless it only prints about
+ * itself (`--version`, `--help`).
  */
 export function commandUrls(cmd: SimpleCommand): UrlReading[] | undefined {
   const at = programIndex(cmd.words);
@@ -136,8 +137,16 @@ export function commandUrls(cmd: SimpleCommand): UrlReading[] | undefined {
       break;
     }
   }
+  // No URL in the text: curl and wget only print something (`--version`, `--help`), or the
+  // address comes from where the text does not show (`… | xargs curl`, a config file).
+  if (out.length === 0 && !cmd.words.slice(at + 1).some((w) => INFO_ONLY.has(w))) {
+    out.push(unknownUrl(cmd.words.slice(at).join(' '), 'no URL in the text: the address comes from elsewhere (xargs, stdin, a config file)'));
+  }
   return out;
 }
+
+/** Options with which curl or wget only prints about itself. */
+const INFO_ONLY: ReadonlySet<string> = new Set(['--version', '-V', '--help', '-h', '--manual', '-M']);
 
 /**
  * A URL as curl and wget take it: with a scheme as written, else `http://` in front (both

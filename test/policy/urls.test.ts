@@ -188,6 +188,8 @@ describe('URLs: curl and wget in commands', () => {
     ['wget -O out -i list.txt', ['?-i list.txt']],
     ['wget -nv https://a.com/x', ['https://a.com/x']],
     ['curl --version', []],
+    ['wget --help', []],
+    ['curl -s', ['?curl -s']],
   ];
   for (const [command, expected] of cases) {
     it(`${command} → ${JSON.stringify(expected)}`, () => {
@@ -199,6 +201,7 @@ describe('URLs: curl and wget in commands', () => {
   it('a program named by its path, and one run by a wrapper, are read too', () => {
     assert.deepEqual(urlsOf('/usr/bin/curl https://a.com'), [['https://a.com/'], ['https://a.com/']]);
     assert.deepEqual(urlsOf('sudo curl https://a.com'), [[], ['https://a.com/']]);
+    assert.deepEqual(urlsOf('echo https://evil.example | xargs curl'), [[], [], ['?curl']], 'xargs gives curl its URL from stdin: unknown');
   });
 
   it('other programs have no URL arguments', () => {
