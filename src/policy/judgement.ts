@@ -2,6 +2,7 @@
 // takes the strictest"): each part goes through the whole ordered rule list, first match wins
 // for it, trust lowering and the sandbox conditions apply to it; then the strictest part decides.
 import { pathWords, type LiteralStartIndex } from './literalStartIndex.js';
+import { urlsFailure } from './urls.js';
 import { mismatch, type CompiledRule, type LayerName } from './compile.js';
 import { narrowestRemember } from './grantLength.js';
 import { unionMarks, whenBecause, whenFailure, whenHolds, type SessionMarks } from './flowMarks.js';
@@ -121,6 +122,7 @@ function judgeView(view: CallView, context: JudgeContext, trace: TraceEntry[] | 
       trace?.push({
         ...(part !== undefined ? { part: part.label, partIndex: part.index } : {}), rule: rule.ref, decision: rule.decision, failed,
         ...(failed === 'when' ? { why: whenFailure(rule.rule.when!, context.marks) } : {}),
+        ...(failed === 'domains' || failed === 'urls' ? { why: urlsFailure(view.urls) } : {}),
       });
       if (failed !== null) continue;
       const lowered = rule.decision === 'allow' && layer.name === 'workspace' && !context.trusted;

@@ -124,3 +124,10 @@ export function normaliseHostPattern(pattern: string): string | undefined {
   }
   return out.join('.');
 }
+
+/** Why a view's URLs did not match a rule with `domains` or `urls`: what was read of each, for explanations. */
+export function urlsFailure(urls: readonly UrlReading[]): string {
+  if (urls.length === 0) return 'the call has no URL';
+  const shown = urls.slice(0, 3).map((u) => (u.known ? u.url : `${JSON.stringify(u.text.length > 60 ? `${u.text.slice(0, 60)}…` : u.text)} cannot be read: ${u.why}`));
+  return `${urls.length === 1 ? 'its URL' : 'its URLs'}: ${shown.join('; ')}${urls.length > 3 ? `; and ${urls.length - 3} more` : ''}`;
+}

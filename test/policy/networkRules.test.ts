@@ -93,6 +93,16 @@ describe('network rules: builtin.fetch and URL arguments', () => {
     assert.equal(decide(policy, fetchCall({ url: 'https://example.com:8443/docs' })).decision, 'ask');
   });
 
+  it('explain says what was read of the URLs when domains or urls did not match', () => {
+    const e = new Policy({ workspace: layer(GITHUB) }).explain(fetchCall({ url: 'https://GitHub.com.evil.net/x' }), OPTIONS);
+    assert.deepEqual(e.trace.map((t) => [t.rule.id, t.failed, t.why]), [
+      ['no-evil', 'domains', 'its URL: https://github.com.evil.net/x'],
+      ['github', 'domains', 'its URL: https://github.com.evil.net/x'],
+    ]);
+    const unknown = new Policy({ workspace: layer({ rules: [GITHUB.rules[1]] }) }).explain(fetchCall({ url: 'https://github.com@evil.net/' }), OPTIONS);
+    assert.match(unknown.trace[0]!.why ?? '', /^its URL: "https:\/\/github.com@evil.net\/" cannot be read: it carries user info/);
+  });
+
   it('domains globs with ! excludes', () => {
     const policy = { rules: [{ id: 'gh', domains: ['*.github.com', '!gist.github.com'], decision: 'allow' }] };
     assert.equal(decide(policy, fetchCall({ url: 'https://api.github.com/' })).decision, 'allow');
