@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import fc from 'fast-check';
 import type { ToolCall } from '../../src/policy/call.js';
 import type { DecideOptions, PolicyDecision } from '../../src/policy/decision.js';
-import { lintShadowed } from '../../src/policy/lint.js';
+import { covers, lintShadowed } from '../../src/policy/lint.js';
 import { looseningDiff } from '../../src/policy/loosening.js';
 import { runInlineTests } from '../../src/policy/inlineTests.js';
 import { loadPolicyText, Policy, type PolicyLayer } from '../../src/policy/policy.js';
@@ -279,6 +279,36 @@ describe('network rules: properties', () => {
         return d.decision !== 'allow';
       }),
       { numRuns: 400 },
+    );
+  });
+
+  it('shadowed stays sound with domains and urls: an earlier rule that covers a later one matches every call the later one matches', () => {
+    const host = fc.constantFrom('a.com', 'x.a.com', 'y.x.a.com', 'api-1.a.com', 'b.com', 'a.com.b.com', '127.0.0.1');
+    const domain = fc.constantFrom('*', 'a.com', '*.a.com', '*.x.a.com', 'x.a.com', 'api-*.a.com', '!x.a.com', '!*.x.a.com', 'b.com', '127.0.0.1');
+    const url = fc.constantFrom('https://a.com/**', 'https://a.com/x', 'https://*.a.com/**', 'https://a.com/*', '!https://a.com/x', '*://a.com/**');
+    const rule = fc.record({
+      decision: fc.constantFrom('allow', 'ask', 'deny'),
+      domains: fc.option(fc.array(domain, { minLength: 1, maxLength: 3 }), { nil: undefined }),
+      urls: fc.option(fc.array(url, { minLength: 1, maxLength: 2 }), { nil: undefined }),
+    }).map((r) => Object.fromEntries(Object.entries(r).filter(([, v]) => v !== undefined)));
+    const call = fc.oneof(
+      fc.tuple(host, fc.constantFrom('/', '/x', '/x/y')).map(([h, p]) => fetchCall({ url: `https://${h}${p}` })),
+      fc.tuple(host, host).map(([h, k]) => fetchCall({ urls: [`https://${h}/x`, `http://${k}/`] })),
+      fc.constant(fetchCall({ url: 'https://user@a.com/' })),
+      fc.constant(fetchCall({})),
+    );
+    fc.assert(
+      fc.property(rule, rule, call, (earlierRule, laterRule, c) => {
+        const l = layer({ rules: [earlierRule, laterRule] });
+        fc.pre(covers(l.rules[0]!, l.rules[1]!));
+        const later = new Policy({ workspace: layer({ rules: [laterRule] }) }).decide(c, OPTIONS);
+        if (later.rule === null && (later.parts ?? []).every((p) => p.rule === null)) return true;
+        // The later rule decided the call or a part of it alone; first in the list, the earlier one would decide it there.
+        const both = new Policy({ workspace: l }).decide(c, OPTIONS);
+        const decidedByLater = both.rule?.index === 1 || (both.parts ?? []).some((p) => p.rule?.index === 1);
+        return !decidedByLater;
+      }),
+      { numRuns: 1500 },
     );
   });
 
