@@ -304,7 +304,7 @@ export function inputDigest(input: unknown, canonical: string = canonicalJson(in
 /** Keys whose value is the call, as a person would write it. */
 const COMMAND_KEYS = ['command', 'cmd'];
 /** Keys that name what the call is about; shown as `key: value`. */
-const NAMED_KEYS = ['path', 'file_path', 'filePath', 'file', 'paths', 'url', 'uri', 'pattern', 'query'];
+const NAMED_KEYS = ['path', 'file_path', 'filePath', 'file', 'paths', 'url', 'urls', 'uri', 'pattern', 'query'];
 
 /**
  * A one-line summary of a tool input, at most `max` characters: the command for

@@ -8,6 +8,7 @@ import { Agent, Builtins, PermissionPolicy, PermissionRule } from '../../src/run
 import { ScriptedModel } from '../../src/runtime/scripted.js';
 import { fetchTool, type FetchedPage } from '../../src/runtime/fetchTool.js';
 import { htmlToText } from '../../src/runtime/htmlText.js';
+import { summarizeInput } from '../../src/runtime/audit.js';
 import type { RuntimeTool, ToolRunContext } from '../../src/runtime/tools.js';
 import { closeLoopbackServer, loopbackPort, startLoopbackServer } from '../loopbackHttp.js';
 
@@ -167,6 +168,13 @@ describe('builtin.fetch', () => {
     } finally {
       await session.cancel();
     }
+  });
+});
+
+describe('a fetch as a person and the audit log see it', () => {
+  it('summarises the URLs', () => {
+    assert.equal(summarizeInput({ url: 'https://a.com/x' }), 'url: https://a.com/x');
+    assert.equal(summarizeInput({ urls: ['https://a.com/x', 'https://b.com/'] }), 'urls: https://a.com/x, https://b.com/');
   });
 });
 
