@@ -141,6 +141,10 @@ describe('URLs: the URL arguments of a call', () => {
     assert.deepEqual(shown({ uri: 'https://a.com/x' }), ['https://a.com/x']);
   });
 
+  it('reads any other field named like a URL (baseUrl, webhook_url, imageUrls)', () => {
+    assert.deepEqual(shown({ baseUrl: 'https://a.com', webhook_url: 'https://b.com', imageUrls: ['https://c.com'], title: 'https://d.com' }), ['https://a.com/', 'https://b.com/', 'https://c.com/']);
+  });
+
   it('a uri that is a path or of another scheme is not a URL (the path rules read it)', () => {
     assert.deepEqual(shown({ uri: 'docs/readme.md' }), []);
     assert.deepEqual(shown({ uri: 'file:///etc/passwd' }), []);
