@@ -50,6 +50,8 @@ export function readUrl(text: string): UrlReading {
   if (!NETWORK_SCHEMES.has(name)) return unknownUrl(text, `"${name}:" is not a network scheme (${[...NETWORK_SCHEMES].join(', ')})`);
   if (AMBIGUOUS.test(text)) return unknownUrl(text, 'it holds a backslash, a blank or a control character, which URL parsers read differently');
   const rest = text.slice(scheme[0].length);
+  // `https:///host`: WHATWG skips the extra slashes, other parsers read an empty host.
+  if (rest.startsWith('/')) return unknownUrl(text, 'more than two slashes after the scheme, which URL parsers read differently');
   const authority = rest.slice(0, authorityEnd(rest));
   // User info (`good.com@evil.com`) is read differently by different parsers and carries
   // credentials; a percent sign in the host is decoded by some parsers and not by others.
@@ -61,6 +63,7 @@ export function readUrl(text: string): UrlReading {
   } catch {
     return unknownUrl(text, 'it does not parse as a URL');
   }
+  if (parsed.username !== '' || parsed.password !== '') return unknownUrl(text, 'it carries user info (user@host), which is never matched');
   const host = normaliseHost(parsed.hostname);
   if (host === undefined) return unknownUrl(text, `its host "${parsed.hostname}" is not a host name or IP address`);
   const port = parsed.port === '' ? '' : `:${parsed.port}`;

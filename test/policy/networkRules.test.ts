@@ -325,7 +325,7 @@ describe('network rules: properties', () => {
       fc.boolean(),
       fc.constantFrom('', ':443', ':8080'),
       fc.constantFrom('/', '/x', '\\@x.a.com/', '/%2e%2e/', '?u=http://x.a.com', '#@x.a.com'),
-      fc.constantFrom('https://', 'http://', 'HTTPS://', 'wss://'),
+      fc.constantFrom('https://', 'http://', 'HTTPS://', 'wss://', 'https:///', 'https:/', 'https:\\\\', 'http:'),
       fc.boolean(),
     ).map(([h, userinfo, dot, upper, port, rest, scheme, encode]) => {
       let hostText = `${h}${dot}`;
