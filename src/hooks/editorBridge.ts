@@ -10,7 +10,7 @@
 import type * as Net from 'node:net';
 import type { Remember } from '../policy/grantLength.js';
 import type { PartDecision, PolicyDecision } from '../policy/policy.js';
-import { bridgeDirectories, bridgeSupported, liveDiscovery, privateDirectoryProblem, realFolder, type Discovery } from './editorDiscovery.js';
+import { bridgeDirectories, bridgeSupported, liveDiscovery, privateDirectoryProblem, readAcceptedPolicy, realFolder, type Discovery } from './editorDiscovery.js';
 import type { HostAgent } from './hostAgents.js';
 
 export const PROTOCOL_VERSION = 1;
@@ -156,7 +156,11 @@ export function askEditor(editor: EditorEndpoint, ask: EditorAsk, deadlineMs: nu
 }
 
 /** The window for a folder with its ask bound: what the hook (hookCommand.ts's `HookEditor`) takes. */
-export function editorFor(folder: string): (EditorEndpoint & { ask(ask: EditorAsk, deadlineMs: number): Promise<EditorAnswer | undefined> }) | undefined {
+export function editorFor(folder: string): (EditorEndpoint & { heldAcceptedPolicy(): string | null | undefined; ask(ask: EditorAsk, deadlineMs: number): Promise<EditorAnswer | undefined> }) | undefined {
   const editor = findEditor(folder);
-  return editor && { ...editor, ask: (ask, deadlineMs) => askEditor(editor, ask, deadlineMs) };
+  return editor && {
+    ...editor,
+    heldAcceptedPolicy: () => (editor.held === undefined ? undefined : readAcceptedPolicy(editor) ?? null),
+    ask: (ask, deadlineMs) => askEditor(editor, ask, deadlineMs),
+  };
 }

@@ -25,6 +25,12 @@ export interface Discovery {
   trusted: boolean;
   managedPolicyFile?: string;
   userPolicyFile?: string;
+  /**
+   * A change to the workspace policy made outside the window that allows more, held until a person
+   * accepts it: the hook judges as the window does (the change's new allows ask). `acceptedFile`
+   * holds the accepted version's text, beside the discovery file.
+   */
+  held?: { acceptedFile: string };
 }
 
 /** The longest socket path both Linux (108 bytes with the NUL) and macOS (104) take. */
@@ -124,15 +130,20 @@ export function realFolder(folder: string): string {
 /** Writes the discovery file whole (temporary file, then rename) and private (0600). */
 export function writeDiscovery(dir: string, discovery: Discovery): string {
   const file = discoveryFile(dir, discovery.workspaceFolder);
+  writePrivateFile(file, `${JSON.stringify(discovery)}\n`);
+  return file;
+}
+
+/** Writes a file only this user can read, whole (a temporary file renamed over it). */
+export function writePrivateFile(file: string, text: string): void {
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
-    fs.writeFileSync(temp, `${JSON.stringify(discovery)}\n`, { mode: 0o600, flag: 'wx' });
+    fs.writeFileSync(temp, text, { mode: 0o600, flag: 'wx' });
     fs.renameSync(temp, file);
   } catch (error) {
     fs.rmSync(temp, { force: true });
     throw error;
   }
-  return file;
 }
 
 /** Removes the discovery file if it is still this window's (another window of the folder may have replaced it). */
@@ -142,7 +153,7 @@ export function removeDiscovery(file: string, token: string): void {
 }
 
 /** A private regular file or socket of this user: owned by the uid, nothing for group or others. */
-function privateNodeProblem(file: string, kind: 'file' | 'socket'): string | undefined {
+function privateNodeProblem(file: string, kind: 'file' | 'socket', maxBytes = MAX_DISCOVERY_BYTES): string | undefined {
   let st: fs.Stats;
   try {
     st = fs.lstatSync(file);
@@ -152,7 +163,7 @@ function privateNodeProblem(file: string, kind: 'file' | 'socket'): string | und
   if (kind === 'file' ? !st.isFile() : !st.isSocket()) return `${file} is not a ${kind}`;
   if (st.uid !== uid()) return `${file} belongs to another user (uid ${st.uid})`;
   if ((st.mode & 0o077) !== 0) return `${file} is open to other users (mode ${(st.mode & 0o777).toString(8)})`;
-  return kind === 'file' && st.size > MAX_DISCOVERY_BYTES ? `${file} is too large` : undefined;
+  return kind === 'file' && st.size > maxBytes ? `${file} is too large` : undefined;
 }
 
 /** Whether a process with this pid runs as this user (EPERM: it is another user's, so not the window). */
@@ -178,7 +189,27 @@ function isDiscovery(value: unknown): value is Discovery {
     && Number.isSafeInteger(d.pid) && (d.pid as number) > 0
     && typeof d.auditFile === 'string' && path.isAbsolute(d.auditFile)
     && typeof d.trusted === 'boolean'
-    && optionalPath(d.managedPolicyFile) && optionalPath(d.userPolicyFile);
+    && optionalPath(d.managedPolicyFile) && optionalPath(d.userPolicyFile)
+    && (d.held === undefined || (typeof d.held === 'object' && d.held !== null && typeof d.held.acceptedFile === 'string' && path.isAbsolute(d.held.acceptedFile)));
+}
+
+/** Where a window keeps the accepted workspace policy's text while a change is held (beside its discovery file; one per window). */
+export function acceptedPolicyFile(dir: string, realFolder: string, token: string): string {
+  return discoveryFile(dir, realFolder).replace(/\.json$/, `-${token.slice(0, 8)}.accepted.jsonc`);
+}
+
+/**
+ * The accepted text a live discovery file names, when it is a private file of this user beside the
+ * window's socket (in the bridge's private folder).
+ */
+export function readAcceptedPolicy(discovery: Pick<Discovery, 'socket' | 'held'>): string | undefined {
+  const file = discovery.held?.acceptedFile;
+  if (file === undefined || path.dirname(file) !== path.dirname(discovery.socket) || privateNodeProblem(file, 'file', Infinity) !== undefined) return undefined;
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads and checks a discovery file: private, well formed. Whether its window still runs is `liveDiscovery`'s. */
@@ -233,6 +264,8 @@ export function sweepStale(dir: string, now = Date.now()): void {
       continue;
     }
     if (discovery && path.dirname(discovery.socket) === dir) fs.rmSync(discovery.socket, { force: true });
+    const accepted = discovery?.held?.acceptedFile;
+    if (accepted !== undefined && path.dirname(accepted) === dir) fs.rmSync(accepted, { force: true });
     fs.rmSync(file, { force: true });
   }
   for (const name of names.filter((n) => /^[0-9a-f]{16}-[0-9a-f]{8}\.sock$/.test(n))) {

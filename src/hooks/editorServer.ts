@@ -10,8 +10,8 @@ import type { SessionHost } from '../runtime/sessionHost.js';
 import { readAskLine } from './editorAskMessage.js';
 import { MAX_ASK_BYTES } from './editorBridge.js';
 import {
-  bridgeDirectories, bridgeSupported, discoveryFile, ensurePrivateDirectory, newSocketPath, newToken, realFolder, removeDiscovery, sweepStale,
-  writeDiscovery,
+  acceptedPolicyFile, bridgeDirectories, bridgeSupported, discoveryFile, ensurePrivateDirectory, newSocketPath, newToken, realFolder, removeDiscovery,
+  sweepStale, writeDiscovery, writePrivateFile,
 } from './editorDiscovery.js';
 import { HOSTS } from './hostAgents.js';
 
@@ -21,6 +21,8 @@ export interface WindowFacts {
   trusted: boolean;
   managedPolicyFile?: string;
   userPolicyFile?: string;
+  /** The accepted workspace policy's text while a loosening change made outside the window is held. */
+  heldAcceptedText?: string;
 }
 
 export interface EditorServerOptions {
@@ -91,12 +93,17 @@ export class EditorServer {
 
   private writeDiscovery(): void {
     const facts = this.options.facts();
+    // The accepted text first: a discovery file never names one that is not there whole.
+    const acceptedFile = acceptedPolicyFile(this.directory, this.folder, this.token);
+    if (facts.heldAcceptedText !== undefined) writePrivateFile(acceptedFile, facts.heldAcceptedText);
     writeDiscovery(this.directory, {
       version: 1, workspaceFolder: this.folder, socket: this.socket, token: this.token, pid: process.pid,
       auditFile: facts.auditFile, trusted: facts.trusted,
       ...(facts.managedPolicyFile !== undefined ? { managedPolicyFile: facts.managedPolicyFile } : {}),
       ...(facts.userPolicyFile !== undefined ? { userPolicyFile: facts.userPolicyFile } : {}),
+      ...(facts.heldAcceptedText !== undefined ? { held: { acceptedFile } } : {}),
     });
+    if (facts.heldAcceptedText === undefined) fs.rmSync(acceptedFile, { force: true });
   }
 
   private accept(connection: net.Socket): void {
@@ -164,6 +171,7 @@ export class EditorServer {
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     fs.rmSync(this.socket, { force: true });
+    fs.rmSync(acceptedPolicyFile(this.directory, this.folder, this.token), { force: true });
   }
 }
 

@@ -15,7 +15,7 @@ import { addHookMarks, markLists, readHookMarks } from './hookMarks.js';
 import { hostAnswer, nearestSafe, type HookVerdict, type HostAnswer } from './hostAnswers.js';
 import { HostInputError, readHostCall, type HostToolCall } from './hostCalls.js';
 import { installedHookHosts } from './hookInstall.js';
-import { defaultStateDir, findWorkspacePolicy, loadHookPolicy } from './hookPolicy.js';
+import { defaultStateDir, findWorkspacePolicy, loadHookPolicy, withHeldChange } from './hookPolicy.js';
 
 export interface HookOptions {
   agent: HostAgent;
@@ -64,6 +64,12 @@ export interface HookEditor {
   trusted?: boolean;
   managedPolicyFile?: string;
   userPolicyFile?: string;
+  /**
+   * While the window holds a change to the workspace policy made outside it: the accepted
+   * version's text (null when the window says it holds one but its text cannot be read: the
+   * workspace layer is then judged as untrusted). Undefined when nothing is held.
+   */
+  heldAcceptedPolicy?(): string | null | undefined;
   ask(ask: HookAsk, deadlineMs: number): Promise<HookEditorAnswer | undefined>;
 }
 
@@ -189,10 +195,13 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
       audit.write({ time: new Date().toISOString(), event: 'decision', ...auditBase, decision: 'deny', rule: null, default: 'builtin', reason: loaded.reason });
       return result;
     }
-    const trusted = options.untrusted !== true && editor?.trusted !== false;
+    // A change to the workspace file the editor holds for a person: judged as the editor judges it.
+    const acceptedText = editor?.heldAcceptedPolicy?.();
+    const held = acceptedText === undefined ? { policy: loaded.policy } : acceptedText === null ? { policy: loaded.policy, lower: true } : withHeldChange(loaded, acceptedText, stateDir);
+    const trusted = options.untrusted !== true && editor?.trusted !== false && held.lower !== true;
     // Flow rules: the host session's marks, as its earlier hook processes kept them (hookMarks.ts).
     const marks = readHookMarks(stateDir, agent, hostCall.session);
-    const decide = (): PolicyDecision => loaded.policy.decide(call, {
+    const decide = (): PolicyDecision => held.policy.decide(call, {
       workspaceFolder: loaded.workspaceFolder, trusted, marks,
       sandbox: false, sandboxUnavailable: `${label} runs the command itself, outside Agent Policy's sandbox`,
     });

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { LayerName } from '../policy/compile.js';
+import { HeldPolicy } from '../policy/heldPolicy.js';
 import { nextLayerState, Policy, loadPolicyText, type LayerState, type PolicyLayer } from '../policy/policy.js';
 import type { Span } from '../policy/jsoncFast.js';
 import type { PolicyFile } from '../policy/schema.js';
@@ -29,7 +30,7 @@ export interface HookPolicySources {
 }
 
 export type HookPolicy =
-  | { ok: true; policy: Policy; workspaceFolder: string; files: string[]; warnings: string[] }
+  | { ok: true; policy: Policy; workspaceFolder: string; files: string[]; warnings: string[]; workspace?: { text: string; shown: string } }
   | { ok: false; reason: string; workspaceFolder: string };
 
 export { defaultStateDir };
@@ -78,7 +79,7 @@ function readLastValid(stateDir: string, file: string, shown: string, layer: Lay
   }
 }
 
-type LayerLoad = { state: LayerState; warning?: string } | { error: string };
+type LayerLoad = { state: LayerState; text: string; warning?: string } | { error: string };
 
 /**
  * What this program's build is: a validated value is reused only by the build that validated it
@@ -154,13 +155,13 @@ function loadLayer(file: string, shown: string, layer: LayerName, stateDir: stri
   const loaded = compileLayer(text, shown, layer, stateDir);
   if (loaded.valid) {
     keepLastValid(stateDir, file, text, warnings);
-    return { state: nextLayerState(undefined, loaded) };
+    return { state: nextLayerState(undefined, loaded), text };
   }
   const first = loaded.diagnostics.find((d) => d.severity === 'error');
   const why = first ? `${first.code}: ${first.message}` : 'invalid';
   const previous = readLastValid(stateDir, file, shown, layer);
   if (!previous) return { error: `the ${layer} policy ${file} is invalid (${why}) and there is no last valid version of it` };
-  return { state: nextLayerState({ kind: 'ok', layer: previous }, loaded), warning: `${file} is invalid (${why}): its last valid version applies` };
+  return { state: nextLayerState({ kind: 'ok', layer: previous }, loaded), text, warning: `${file} is invalid (${why}): its last valid version applies` };
 }
 
 /** The policy in force for a host's call. Never throws. */
@@ -171,6 +172,7 @@ export function loadHookPolicy(sources: HookPolicySources): HookPolicy {
   const warnings: string[] = [];
   const layers: Partial<Record<LayerName, LayerState>> = {};
   const files: string[] = [];
+  let workspace: { text: string; shown: string } | undefined;
   const named: Array<[LayerName, string | undefined]> = [['managed', sources.managedFile], ['workspace', workspaceFile], ['user', sources.userFile]];
   for (const [layer, file] of named) {
     if (file === undefined) continue;
@@ -181,8 +183,23 @@ export function loadHookPolicy(sources: HookPolicySources): HookPolicy {
     const loaded = loadLayer(full, shown, layer, stateDir, warnings);
     if ('error' in loaded) return { ok: false, reason: loaded.error, workspaceFolder };
     layers[layer] = loaded.state;
+    if (layer === 'workspace') workspace = { text: loaded.text, shown };
     files.push(path.resolve(sources.folder, file));
     if (loaded.warning) warnings.push(loaded.warning);
   }
-  return { ok: true, policy: new Policy(layers), workspaceFolder, files, warnings };
+  return { ok: true, policy: new Policy(layers), workspaceFolder, files, warnings, ...(workspace ? { workspace } : {}) };
+}
+
+/**
+ * The policy while the editor holds a change to the workspace file made outside it (its accepted
+ * version's text): the new version decides, and what it allows that the accepted one did not is
+ * asked, as in the editor. The same text as accepted, or an accepted text that is not a valid
+ * policy, changes nothing and lowers the workspace layer respectively (`lower`).
+ */
+export function withHeldChange(loaded: Extract<HookPolicy, { ok: true }>, acceptedText: string, stateDir: string): { policy: Policy; lower?: boolean } {
+  if (!loaded.workspace || loaded.workspace.text === acceptedText) return { policy: loaded.policy };
+  const accepted = compileLayer(acceptedText, loaded.workspace.shown, 'workspace', stateDir);
+  if (!accepted.valid) return { policy: loaded.policy, lower: true };
+  const states = Object.fromEntries(loaded.policy.layers.map(({ name, state }) => [name, state]));
+  return { policy: new HeldPolicy(loaded.policy, new Policy({ ...states, workspace: nextLayerState(undefined, accepted) })) };
 }

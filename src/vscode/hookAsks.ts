@@ -3,7 +3,8 @@
 // (src/hooks/editorServer.ts); each ask shows like our own, as a callback of the host's session.
 // Started with the core, in the background (activation does not wait for it), for a folder on
 // disk; the discovery file is rewritten when what the hook reads from it changes (workspace
-// trust, the managed and user policy files), and removed when the window closes.
+// trust, the managed and user policy files, a held change to the workspace policy), and removed
+// when the window closes.
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { EditorServer, type WindowFacts } from '../hooks/editorServer.js';
@@ -21,6 +22,7 @@ export function startHookAsks(options: { workspaceFolder: string; host: SessionH
       auditFile, trusted: vscode.workspace.isTrusted,
       ...(files.managed !== undefined ? { managedPolicyFile: files.managed } : {}),
       ...(files.user !== undefined ? { userPolicyFile: files.user } : {}),
+      ...(policy.heldAcceptedText() !== undefined ? { heldAcceptedText: policy.heldAcceptedText()! } : {}),
     };
   };
   let written = JSON.stringify(facts());

@@ -4,34 +4,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LayerName } from '../policy/compile.js';
-import type { ToolCall } from '../policy/call.js';
-import { contentDigest, heldDecision, looseningDiff, type LooseningChange } from '../policy/loosening.js';
-import { loadPolicyText, nextLayerState, Policy, type DecideOptions, type Explanation, type LayerState, type PolicyDecision, type PolicyLayer } from '../policy/policy.js';
+import { HeldPolicy } from '../policy/heldPolicy.js';
+import { contentDigest, looseningDiff, type LooseningChange } from '../policy/loosening.js';
+import { loadPolicyText, nextLayerState, Policy, type LayerState, type PolicyLayer } from '../policy/policy.js';
 import type { Log } from './log.js';
 
 const ACCEPTED_KEY = 'agentPolicy.acceptedWorkspacePolicy';
-
-/** While a loosening change waits for a person: the new version decides, but its new allows ask. */
-class HeldPolicy extends Policy {
-  constructor(
-    private readonly next: Policy,
-    private readonly accepted: Policy,
-  ) {
-    super({});
-  }
-  override get layers() {
-    return this.next.layers;
-  }
-  override sandboxMode(): ReturnType<Policy['sandboxMode']> {
-    return this.next.sandboxMode();
-  }
-  override decide(call: ToolCall, options: DecideOptions): PolicyDecision {
-    return heldDecision(this.next, this.accepted, call, options);
-  }
-  override explain(call: ToolCall, options: DecideOptions): Explanation {
-    return { ...this.next.explain(call, options), ...this.decide(call, options) };
-  }
-}
 
 /** A change to the workspace policy made outside this editor that allows more, held until a person accepts it. */
 export interface HeldChange {
@@ -88,6 +66,11 @@ export class PolicyService implements vscode.Disposable {
   }
 
   /** The outside change waiting for a person, if any. */
+  /** The accepted workspace policy's text while a change is held (`agentpolicy hook` judges with it too). */
+  heldAcceptedText(): string | undefined {
+    return this.held?.accepted.parsed.text;
+  }
+
   heldChange(): HeldChange | undefined {
     return this.held ? { file: this.held.file, digest: this.held.digest, changes: this.held.changes } : undefined;
   }

@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { askEditor, findEditor, MAX_ASK_BYTES, type EditorAsk, type EditorEndpoint } from '../../src/hooks/editorBridge.js';
-import { discoveryFile, ensurePrivateDirectory, privateDirectoryProblem, realFolder, writeDiscovery } from '../../src/hooks/editorDiscovery.js';
+import { discoveryFile, ensurePrivateDirectory, privateDirectoryProblem, readAcceptedPolicy, realFolder, writeDiscovery } from '../../src/hooks/editorDiscovery.js';
 import { EditorServer } from '../../src/hooks/editorServer.js';
 import { AllowApproval, DenyApproval, SdkError, type OpenApproval } from '../../src/runtime/answers.js';
 import { FileAuditLog, type AuditEntry } from '../../src/runtime/audit.js';
@@ -103,6 +103,32 @@ describe('asks of other agents answered in the editor (editor bridge)', () => {
     assert.equal((fs.statSync(discoveryFile(dir, realFolder(workspace))).mode & 0o777).toString(8), '600');
     assert.equal((fs.statSync(dir).mode & 0o777).toString(8), '700');
     assert.equal(findEditor(os.tmpdir(), { directories: [dir] }), undefined, 'a folder above the window is not its');
+  });
+
+  it('tells the hook the accepted workspace policy while the window holds a change, in a private file beside the discovery file', async () => {
+    assert.equal(editor.held, undefined);
+    let held: string | undefined = '{ "version": 1 }';
+    const other = fs.mkdtempSync(path.join(os.tmpdir(), 'bridge-held-'));
+    const second = await EditorServer.start({ workspaceFolder: other, host, directory: dir, facts: () => ({ auditFile, trusted: true, ...(held !== undefined ? { heldAcceptedText: held } : {}) }) });
+    try {
+      const found = findEditor(other, { directories: [dir] })!;
+      const file = found.held!.acceptedFile;
+      assert.equal(path.dirname(file), dir);
+      assert.equal((fs.statSync(file).mode & 0o777).toString(8), '600');
+      assert.equal(readAcceptedPolicy(found), '{ "version": 1 }');
+      // A discovery file pointing elsewhere (another folder, a file open to others) is not read.
+      assert.equal(readAcceptedPolicy({ ...found, held: { acceptedFile: path.join(base, 'elsewhere.jsonc') } }), undefined);
+      fs.chmodSync(file, 0o644);
+      assert.equal(readAcceptedPolicy(found), undefined);
+      // Accepted: the next rewrite names none and the file goes.
+      held = undefined;
+      second.refresh();
+      assert.equal(findEditor(other, { directories: [dir] })!.held, undefined);
+      assert.equal(fs.existsSync(file), false);
+    } finally {
+      await second.dispose();
+      fs.rmSync(other, { recursive: true, force: true });
+    }
   });
 
   it('shows the ask as a callback of the host session and delivers a person\'s Allow; the audit log has both lines', async () => {

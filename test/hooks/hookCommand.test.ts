@@ -207,6 +207,25 @@ describe('agentpolicy hook: judging a host\'s call', function () {
     assert.equal(claudeDecision((await hook('claude', claudeInput('Bash', { command: 'rm a' }), { untrusted: true })).stdout), 'deny');
   });
 
+  it('judges as the editor while it holds a change to the policy made outside it: the change\'s new allows ask', async () => {
+    // The accepted version allows no touch; the file on disk (changed outside the editor) does.
+    const accepted = POLICY.replace('"touch *", ', '');
+    const holding = fakeEditor({ answer: 'deny', by: 'person' }, { heldAcceptedPolicy: () => accepted });
+    assert.equal(claudeDecision((await hook('claude', claudeInput('Bash', { command: 'touch a' }), {}, holding)).stdout), 'deny');
+    assert.equal(holding.asked.length, 1);
+    assert.equal(holding.asked[0]!.remember, 'never');
+    // What both versions allow, and what neither does, are as before.
+    assert.equal(claudeDecision((await hook('claude', claudeInput('Bash', { command: 'echo a' }), {}, holding)).stdout), 'allow');
+    assert.equal(claudeDecision((await hook('claude', claudeInput('Bash', { command: 'rm a' }), {}, holding)).stdout), 'deny');
+    // Held but unreadable: the workspace layer is lowered (its allows ask).
+    const unreadable = fakeEditor({ answer: 'deny', by: 'person' }, { heldAcceptedPolicy: () => null });
+    assert.equal(claudeDecision((await hook('claude', claudeInput('Bash', { command: 'echo a' }), {}, unreadable)).stdout), 'deny');
+    assert.equal(unreadable.asked.length, 1);
+    // Nothing held, or the same text: the file decides.
+    const same = fakeEditor(undefined, { heldAcceptedPolicy: () => POLICY });
+    assert.equal(claudeDecision((await hook('claude', claudeInput('Bash', { command: 'touch a' }), {}, same)).stdout), 'allow');
+  });
+
   it('judges with the editor\'s managed and user policies, and writes to the editor\'s audit log', async () => {
     const managed = path.join(root, 'managed.jsonc');
     fs.writeFileSync(managed, '{ "version": 1, "rules": [ { "tools": ["builtin.run_command"], "commands": ["touch *"], "decision": "deny", "reason": "managed says no" } ] }');
