@@ -182,6 +182,8 @@ export class Policy {
   private readonly states: ReadonlyArray<{ name: LayerName; state: LayerState }>;
   private readonly resolvers = new Map<string, PathResolver>();
   private readonly judgedLayers: readonly JudgedLayer[];
+  /** Some rule in force has `domains` or `urls`: only then is a call split by its URLs. */
+  private readonly readsUrls: boolean;
 
   constructor(layers: Partial<Record<LayerName, LayerState | PolicyLayer>>) {
     this.states = LAYER_ORDER.flatMap((name) => {
@@ -199,6 +201,7 @@ export class Policy {
             commandIndex: (toolId) => state.layer.commandIndex(toolId),
             pathIndex: (toolId) => state.layer.pathIndex(toolId),
           });
+    this.readsUrls = this.states.some(({ state }) => state.kind === 'ok' && state.layer.rules.some((r) => r.rule.domains !== undefined || r.rule.urls !== undefined));
   }
 
   /** Every layer's file as it is now, valid or not. */
@@ -255,7 +258,7 @@ export class Policy {
   private lastResolver: { folder: string; follow: boolean; resolver: PathResolver } | undefined;
 
   private evaluate(call: ToolCall, options: DecideOptions, trace: TraceEntry[] | undefined): PolicyDecision {
-    const prepared = new PreparedCall(call, this.resolver(options));
+    const prepared = new PreparedCall(call, this.resolver(options), this.readsUrls);
     const sandboxMode = this.sandboxMode();
     const context: JudgeContext = {
       layers: this.judgedLayers,

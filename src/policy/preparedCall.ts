@@ -61,6 +61,8 @@ export class PreparedCall implements CallView {
   constructor(
     readonly call: ToolCall,
     private readonly resolver: PathResolver,
+    /** Split the call by its URLs too: false when no rule reads URLs (each URL would be judged alike). */
+    private readonly urlParts = true,
   ) {
     this.kind = call.tool.kind ?? kindFromId(call.tool.id);
   }
@@ -124,7 +126,7 @@ export class PreparedCall implements CallView {
   parts(): CallPart[] | undefined {
     const pathViews = this.pathViews();
     const commandViews = this.commandViews();
-    const urlViews = this.urlViews();
+    const urlViews = this.urlParts ? this.urlViews() : [{ label: '' }];
     const count = pathViews.length * commandViews.length * urlViews.length;
     if (count <= 1) return undefined;
     if (count > MAX_PARTS) {
@@ -161,10 +163,10 @@ export class PreparedCall implements CallView {
     if (command.parsed) {
       if (command.commands.length === 0) return [{ label: '' }];
       if (command.commands.length === 1) {
-        const sides = commandSides(command.commands[0]!);
+        const sides = commandSides(command.commands[0]!, this.urlParts);
         return sides.length === 1 ? [{ label: '' }] : sides;
       }
-      return command.commands.flatMap(commandSides);
+      return command.commands.flatMap((c) => commandSides(c, this.urlParts));
     }
     // Unparseable: what could be recovered is judged part by part (a deny still sees `rm`), and
     // the text as a whole is one more part that no allow rule can match.
@@ -174,7 +176,7 @@ export class PreparedCall implements CallView {
       note: this.commandText === undefined ? 'never allowed: the command is not a string' : 'never allowed: the command could not be parsed',
     };
     if (command.commands.length === 0) return [{ label: '' }];
-    return [...command.commands.flatMap(commandSides), whole];
+    return [...command.commands.flatMap((c) => commandSides(c, this.urlParts)), whole];
   }
 }
 
@@ -182,10 +184,11 @@ export class PreparedCall implements CallView {
  * The views of one simple command: itself, or, for a `curl`/`wget` with several URLs, one view
  * per URL (each URL judged on its own, with the command it is an argument of).
  */
-function commandSides(c: SimpleCommand): CommandSide[] {
+function commandSides(c: SimpleCommand, byUrl: boolean): CommandSide[] {
   const command: CommandView = { commands: [c], parsed: true, present: true };
   const label = commandLabel(c);
   const note = commandNote(c);
+  if (!byUrl) return [{ command, label, note }];
   const urls = urlsOfSimpleCommand(c);
   if (urls.length <= 1) return [{ command, label, note }];
   return urls.map((u) => ({ command, urls: [u], label: `${label} · ${u.text}`, note: note ?? urlNote(u) }));

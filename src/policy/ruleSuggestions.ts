@@ -48,7 +48,8 @@ const MAX_PREFIX_WORDS = 3;
  */
 export function ruleSuggestions(call: ToolCall, options: SuggestionOptions): RuleSuggestion[] {
   const resolver = new PathResolver(options.workspaceFolder, { followSymlinks: options.followSymlinks ?? true });
-  const asked = askedParts(new PreparedCall(call, resolver), options.asked);
+  // The decision split the call by its URLs only if its policy reads URLs: take the split that fits.
+  const asked = askedParts(new PreparedCall(call, resolver), options.asked) ?? askedParts(new PreparedCall(call, resolver, false), options.asked);
   const callPaths = asked ? { paths: asked.flatMap((p) => p.paths.paths), opaque: asked.some((p) => p.paths.opaque) } : resolver.collect(call.input, call.tool.pathArgs);
   const pathsInside = !callPaths.opaque && callPaths.paths.every((p) => p.relative !== null);
   const toolSlug = slug(stripFamily(call.tool.id)) || 'tool';

@@ -165,6 +165,14 @@ describe('network rules: curl and wget in commands', () => {
     assert.equal(decide(policy, run('curl -s https://example.org/')).decision, 'ask');
   });
 
+  it('a policy with no domains or urls rule does not split a call by its URLs', () => {
+    const policy = { rules: [{ id: 'ls', tools: ['builtin.run_command'], commands: ['ls *'], decision: 'allow' }] };
+    const d = decide(policy, run('curl https://a.example/ https://b.example/ && ls'));
+    assert.deepEqual(partsOf(d), [['curl https://a.example/ https://b.example/', 'ask', null], ['ls', 'allow', 'ls']]);
+    const suggested = ruleSuggestions(run('curl https://a.example/ https://b.example/ && ls'), { workspaceFolder: os.tmpdir(), followSymlinks: false, asked: d });
+    assert.deepEqual(suggested.find((s) => s.kind === 'command')?.rule.commands, ['curl *'], 'the asking part only (not ls)');
+  });
+
   it('a commands-only rule still decides curl as before (its URL is no further part)', () => {
     const policy = { rules: [{ id: 'curl', tools: ['builtin.run_command'], commands: ['curl *'], decision: 'allow' }] };
     const d = decide(policy, run('curl https://anywhere.example/'));
