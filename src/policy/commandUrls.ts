@@ -65,12 +65,6 @@ const TABLES: ReadonlyMap<string, OptionTable> = new Map([['curl', CURL], ['wget
 /** Environment assignments before the program that send its requests elsewhere. */
 const PROXY_VARIABLE = /^(?:https?|all|ftp)_proxy=/i;
 
-/** Whether `cmd` runs curl or wget (also named by a path), so its URLs are read. */
-export function isUrlProgram(cmd: SimpleCommand): boolean {
-  const i = programIndex(cmd.words);
-  return i < cmd.words.length && isStaticWord(cmd, i) && TABLES.has(basename(cmd.words[i]!));
-}
-
 /**
  * The URLs a `curl` or `wget` simple command reaches, in order; undefined when the command runs
  * another program. One with no URL in its text has an unknown one, unless it only prints about
@@ -115,7 +109,7 @@ export function commandUrls(cmd: SimpleCommand): UrlReading[] | undefined {
     }
     if (word.startsWith('--')) {
       const eq = word.indexOf('=');
-      const name = eq === -1 ? word.slice(2) : word.slice(2, eq);
+      const name = longOption(table, eq === -1 ? word.slice(2) : word.slice(2, eq));
       if (name.startsWith('expand-')) {
         // curl's --expand-<option> fills in variables: its value is known only when it runs.
         out.push(unknownUrl(word, `--${name} fills in variables when it runs`));
@@ -161,6 +155,21 @@ function programUrl(word: string): UrlReading {
   if (colon && !/^\d+$/.test(colon[1]!)) return unknownUrl(word, 'it could be read as a scheme other than http');
   const read = readUrl(`http://${word}`);
   return read.known ? read : unknownUrl(word, read.why);
+}
+
+/**
+ * A long option as the program reads it: itself, or the one option it is a unique prefix of
+ * (getopt_long, and curl before 8, take `--inp` for `--input-file`).
+ */
+function longOption(table: OptionTable, name: string): string {
+  if (table.longValue.has(name) || name.length === 0) return name;
+  let found: string | undefined;
+  for (const option of table.longValue) {
+    if (!option.startsWith(name)) continue;
+    if (found !== undefined) return name; // ambiguous: the program refuses it
+    found = option;
+  }
+  return found ?? name;
 }
 
 function basename(word: string): string {
