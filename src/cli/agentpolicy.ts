@@ -9,7 +9,7 @@ import { kindFromId, type ToolCall } from '../policy/call.js';
 import { checkPolicyLayer } from '../policy/check.js';
 import { formatDiagnostic, hasErrors, LineMap, toJson, type Diagnostic, type DiagnosticJson } from '../policy/diagnostics.js';
 import { MARK_PATTERN, parseMarkList } from '../policy/flowMarks.js';
-import { describeDecision, describeParts, runInlineTests } from '../policy/inlineTests.js';
+import { describeActual, describeDecision, describeExpected, describeParts, runInlineTests } from '../policy/inlineTests.js';
 import { loadPolicyText, Policy, type Explanation, type PolicyLayer } from '../policy/policy.js';
 import { toolKinds, type ToolKind } from '../policy/schema.js';
 import { initShellParser } from '../policy/shellParser.js';
@@ -198,8 +198,7 @@ function test(values: Values, io: CliIo): number {
       const where = `${policyFile.file}:${r.line}`;
       if (r.passed) io.out(`ok    ${r.name}`);
       else {
-        const want = `${r.expected.decision}${r.expected.rule !== undefined ? ` by rule "${r.expected.rule}"` : ''}`;
-        io.out(`FAIL  ${r.name} (${where}): expected ${want}, got ${describeDecision(r.actual)}`);
+        io.out(`FAIL  ${r.name} (${where}): expected ${describeExpected(r)}, got ${describeActual(r)}`);
       }
     }
     io.out(`${results.length - failed} passed, ${failed} failed`);
@@ -298,6 +297,7 @@ export function explanationLines(result: Explanation, policy: Policy, sessionMar
     lines.push(`session marks: ${sessionMarks.length > 0 ? sessionMarks.join(', ') : 'none'}`);
   }
   if (result.marks) lines.push(`marks if it runs: ${result.marks.join(', ')}`);
+  if (result.review) lines.push('review: the result waits for a person (Pass / Withhold) before the model sees it');
   if (result.lowered) lines.push('lowered: an allow of the untrusted workspace policy became ask');
   for (const w of result.warnings) lines.push(`warning: ${w}`);
   if (result.ask) {

@@ -3,7 +3,7 @@
 import type { LayerName, MatcherName, RuleRef } from './compile.js';
 import type { SessionMarks } from './flowMarks.js';
 import type { Remember } from './grantLength.js';
-import type { Decision } from './schema.js';
+import type { Decision, Review } from './schema.js';
 
 export interface DecideOptions {
   /** The folder paths resolve against. */
@@ -80,6 +80,11 @@ export interface PolicyDecision {
    * (allowed, or asked and allowed by a person); sorted, never on a deny. The runtime adds them.
    */
   marks?: string[];
+  /**
+   * Result review: `"result"` when a deciding rule (of any part) says `"review": "result"`: the
+   * tool runs (if allowed) and its result waits for a person before the model sees it. Never on a deny.
+   */
+  review?: Review;
 }
 
 export interface TraceEntry {

@@ -12,7 +12,7 @@ export interface InlineTestResult {
   index: number;
   name: string;
   passed: boolean;
-  expected: { decision: Decision; rule?: string };
+  expected: { decision: Decision; rule?: string; review?: 'result' | 'none' };
   actual: PolicyDecision;
   line: number;
 }
@@ -28,12 +28,13 @@ export function runInlineTests(layer: PolicyLayer, workspaceFolder = path.dirnam
       // Flow rules: the test's call is made by a session that already carries these marks.
       marks: new Set(test.call.marks ?? []),
     });
-    const passed = actual.decision === test.expect && (test.rule === undefined || actual.rule?.id === test.rule);
+    const passed = actual.decision === test.expect && (test.rule === undefined || actual.rule?.id === test.rule)
+      && (test.review === undefined || (actual.review ?? 'none') === test.review);
     return {
       index,
       name: test.name ?? `${test.call.tool} ${JSON.stringify(test.call.input ?? {})}`,
       passed,
-      expected: { decision: test.expect, ...(test.rule !== undefined ? { rule: test.rule } : {}) },
+      expected: { decision: test.expect, ...(test.rule !== undefined ? { rule: test.rule } : {}), ...(test.review !== undefined ? { review: test.review } : {}) },
       actual,
       line: node ? layer.parsed.lines.position(node.offset).line : 1,
     };
@@ -77,11 +78,27 @@ export function testDiagnostics(layer: PolicyLayer, results: readonly InlineTest
     .filter((r) => !r.passed)
     .map((r) => {
       const node = root ? findNodeAtLocation(root, ['tests', r.index]) : undefined;
-      const want = `${r.expected.decision}${r.expected.rule !== undefined ? ` by rule "${r.expected.rule}"` : ''}`;
+      const want = describeExpected(r);
       return {
         file: layer.file, severity: 'error' as const, code: 'test-failed' as const,
         offset: node?.offset ?? 0, length: node?.length ?? 1,
-        message: `test "${r.name}" expected ${want}, got ${describeDecision(r.actual)}${r.actual.parts ? `; parts: ${describeParts(r.actual).join('; ')}` : ''}`,
+        message: `test "${r.name}" expected ${want}, got ${describeActual(r)}${r.actual.parts ? `; parts: ${describeParts(r.actual).join('; ')}` : ''}`,
       };
     });
+}
+
+/** What a test expected: `allow by rule "x" with its result reviewed`. */
+export function describeExpected(r: InlineTestResult): string {
+  return `${r.expected.decision}${r.expected.rule !== undefined ? ` by rule "${r.expected.rule}"` : ''}${reviewText(r.expected.review)}`;
+}
+
+/** What a test got, saying whether the result is reviewed when the test expected either. */
+export function describeActual(r: InlineTestResult): string {
+  return `${describeDecision(r.actual)}${r.expected.review !== undefined ? reviewText(r.actual.review ?? 'none') : ''}`;
+}
+
+/** Result review in a test's message: ` with its result reviewed` or ` with no result review`. */
+function reviewText(review: 'result' | 'none' | undefined): string {
+  if (review === undefined) return '';
+  return review === 'result' ? ' with its result reviewed' : ' with no result review';
 }

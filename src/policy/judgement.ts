@@ -192,6 +192,8 @@ function finish(prepared: PreparedCall, context: JudgeContext, judged: Judgement
   if (top.decision !== 'deny') {
     const marks = unionMarks(judged.map((j) => j.rule?.rule.marks));
     if (marks.length > 0) result.marks = marks;
+    // Result review: any part's deciding rule asks for it (the safe reading: one reviewed part reviews the call).
+    if (judged.some((j) => j.rule?.rule.review !== undefined)) result.review = 'result';
   }
   return result;
 }

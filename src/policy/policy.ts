@@ -21,10 +21,10 @@ const EMPTY_INDEX = new LiteralStartIndex([], () => undefined);
 
 const KNOWN_KEYS: ReadonlyMap<string, readonly string[]> = new Map<string, readonly string[]>([
   ['', ['$schema', 'version', 'default', 'sandbox', 'rules', 'tests']],
-  ['rules.#', ['id', 'decision', 'reason', 'tools', 'kinds', 'agents', 'hints', 'tags', 'paths', 'commands', 'domains', 'urls', 'input', 'timeout', 'onTimeout', 'remember', 'sandbox', 'marks', 'when']],
+  ['rules.#', ['id', 'decision', 'reason', 'tools', 'kinds', 'agents', 'hints', 'tags', 'paths', 'commands', 'domains', 'urls', 'input', 'timeout', 'onTimeout', 'remember', 'sandbox', 'marks', 'when', 'review']],
   ['rules.#.when', ['marked', 'unmarked']],
   ['rules.#.hints', hintNames],
-  ['tests.#', ['name', 'call', 'expect', 'rule', 'sandbox']],
+  ['tests.#', ['name', 'call', 'expect', 'rule', 'sandbox', 'review']],
   ['tests.#.call', ['tool', 'input', 'kind', 'agent', 'hints', 'tags', 'marks']],
   ['tests.#.call.hints', hintNames],
 ]);

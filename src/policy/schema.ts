@@ -55,6 +55,11 @@ export const RememberSchema = z
   .describe('ask only; the widest grant a person may give: "session" (default), "never" (allow once only), or a duration such as "15m" or "1h" (at most 24h)')
   .meta({ pattern: '^(session|never|[1-9][0-9]{0,5}[smh])$' }) as unknown as z.ZodType<Remember, Remember>;
 
+export const reviewValues = ['result'] as const;
+export const ReviewSchema = z
+  .enum(reviewValues)
+  .describe('allow and ask only: "result" holds the tool\'s result for a person (Pass / Withhold) before the model sees it');
+
 export const sandboxModes = ['required', 'auto', 'off'] as const;
 export const SandboxModeSchema = z
   .enum(sandboxModes)
@@ -82,6 +87,7 @@ export const RuleSchema = z
     sandbox: RuleSandboxSchema.optional(),
     marks: markList('allow and ask only: labels put on the session (and its subagents) when this rule decides a call that runs').optional(),
     when: WhenSchema.optional(),
+    review: ReviewSchema.optional(),
   })
   .superRefine((rule, ctx) => {
     if (rule.decision !== 'ask') {
@@ -97,6 +103,10 @@ export const RuleSchema = z
     if (rule.marks !== undefined && rule.decision === 'deny') {
       // A denied call never runs, so it never marks the session: the field would be a promise not kept.
       ctx.addIssue({ code: 'custom', path: ['marks'], message: '"marks" applies only to rules whose decision is "allow" or "ask": a denied call never runs' });
+    }
+    if (rule.review !== undefined && rule.decision === 'deny') {
+      // A denied call never runs, so there is no result to review.
+      ctx.addIssue({ code: 'custom', path: ['review'], message: '"review" applies only to rules whose decision is "allow" or "ask": a denied call has no result' });
     }
   });
 
@@ -116,6 +126,7 @@ export const InlineTestSchema = z.strictObject({
   expect: DecisionSchema,
   rule: z.string().min(1).optional().describe('The id of the rule expected to decide'),
   sandbox: z.boolean().optional().describe('Judge as on a machine where commands run sandboxed (default true) or where they cannot (false)'),
+  review: z.enum([...reviewValues, 'none']).optional().describe('"result": the call\'s result is expected to wait for a person; "none": expected not to'),
 });
 
 export const PolicyFileSchema = z
@@ -139,3 +150,4 @@ export type PolicyFile = z.infer<typeof PolicyFileSchema>;
 export type RuleSandbox = z.infer<typeof RuleSandboxSchema>;
 export type SandboxMode = z.infer<typeof SandboxModeSchema>;
 export type When = z.infer<typeof WhenSchema>;
+export type Review = z.infer<typeof ReviewSchema>;

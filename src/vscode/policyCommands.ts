@@ -132,6 +132,7 @@ export function explanationMarkdown(call: ToolCall, e: Explanation, workspaceFol
   // Flow rules: the marks the session carried, and those this call adds if it runs.
   if (marks.length > 0 || e.trace.some((t) => t.failed === 'when')) lines.push(`Session marks: ${marks.length > 0 ? marks.map((m) => `\`${m}\``).join(', ') : 'none'}`, '');
   if (e.marks) lines.push(`Marks if it runs: ${e.marks.map((m) => `\`${m}\``).join(', ')}`, '');
+  if (e.review) lines.push('Review: the result waits for a person (Pass / Withhold) before the model sees it.', '');
   if (e.lowered) lines.push('Lowered: the workspace is not trusted, so its `allow` became `ask`.', '');
   const sandbox = explainSandbox(call.tool.id, e);
   if (sandbox) lines.push(sandbox, '');
