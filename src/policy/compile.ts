@@ -295,9 +295,14 @@ export class InputTooDeepError extends RangeError {
   }
 }
 
-/** Does the rule match? Returns null when it does, else the first matcher that did not. */
-export function mismatch(rule: CompiledRule, call: CallView, toolsAlreadyMatched = false): MatcherName | null {
-  if (!toolsAlreadyMatched && rule.tools && !rule.tools.test(call.call.tool.id)) return 'tools';
+/** What a rule's input-independent matchers read: the tool, its kind and hints, and the calling agent. */
+export type ToolView = Pick<CallView, 'kind' | 'hints'> & { readonly call: Pick<CallView['call'], 'tool' | 'agent'> };
+
+/**
+ * The first of the matchers that read only the tool and the agent (kinds, agents, hints, tags)
+ * that does not match, or null. The same for every input: hidden tools (hiddenTools.ts) use it alone.
+ */
+export function toolMismatch(rule: CompiledRule, call: ToolView): MatcherName | null {
   if (rule.kinds && (call.kind === undefined || !rule.kinds.has(call.kind))) return 'kinds';
   if (rule.agents && !rule.agents.test(call.call.agent)) return 'agents';
   if (rule.hints) {
@@ -308,6 +313,14 @@ export function mismatch(rule: CompiledRule, call: CallView, toolsAlreadyMatched
     const tags = call.call.tool.tags;
     if (!tags || !tags.some((t) => rule.tags!.has(t))) return 'tags';
   }
+  return null;
+}
+
+/** Does the rule match? Returns null when it does, else the first matcher that did not. */
+export function mismatch(rule: CompiledRule, call: CallView, toolsAlreadyMatched = false): MatcherName | null {
+  if (!toolsAlreadyMatched && rule.tools && !rule.tools.test(call.call.tool.id)) return 'tools';
+  const byTool = toolMismatch(rule, call);
+  if (byTool !== null) return byTool;
   // Loosening needs every part; tightening needs any part.
   const loosening = rule.decision === 'allow';
   if (rule.input) {
