@@ -58,6 +58,8 @@ export interface AskSettings {
   onTimeout: 'deny' | 'keep';
   /** The widest grant a person may give (grantLength.ts): "session", "never" or a duration ("15m"). */
   remember: Remember;
+  /** Set when the managed controls narrowed `remember` below what the rules say: why, naming the managed policy. */
+  cappedBy?: string;
 }
 
 /** The decision object of policy-format.md, with a few additions (`defaultFrom`, `ask`). */

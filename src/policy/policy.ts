@@ -13,6 +13,7 @@ import { parseJsoncWithSchema, type KnownReading, type ParsedJsonc } from './par
 import { PathResolver } from './paths.js';
 import { PreparedCall } from './preparedCall.js';
 import { hintNames } from './policyNames.js';
+import { brokenControls, capRemember, controlsDiagnostics, controlsOf, NO_CONTROLS, type ManagedControls } from './managedControls.js';
 import type { Decision, PolicyFile, SandboxMode } from './schema.js';
 
 export const LAYER_ORDER: readonly LayerName[] = ['managed', 'workspace', 'user'];
@@ -20,10 +21,12 @@ export const LAYER_ORDER: readonly LayerName[] = ['managed', 'workspace', 'user'
 const EMPTY_INDEX = new LiteralStartIndex([], () => undefined);
 
 const KNOWN_KEYS: ReadonlyMap<string, readonly string[]> = new Map<string, readonly string[]>([
-  ['', ['$schema', 'version', 'default', 'sandbox', 'rules', 'tests']],
+  ['', ['$schema', 'version', 'default', 'sandbox', 'controls', 'rules', 'tests']],
   ['rules.#', ['id', 'decision', 'reason', 'tools', 'kinds', 'agents', 'hints', 'tags', 'paths', 'commands', 'domains', 'urls', 'input', 'timeout', 'onTimeout', 'remember', 'sandbox', 'marks', 'when', 'review']],
   ['rules.#.when', ['marked', 'unmarked']],
   ['rules.#.hints', hintNames],
+  ['controls', ['allowForSession', 'addRule', 'longestGrant', 'mcpServers']],
+  ['controls.mcpServers', ['allow', 'deny']],
   ['tests.#', ['name', 'call', 'expect', 'rule', 'sandbox', 'review']],
   ['tests.#.call', ['tool', 'input', 'kind', 'agent', 'hints', 'tags', 'marks']],
   ['tests.#.call.hints', hintNames],
@@ -58,6 +61,7 @@ export class PolicyLayer {
           message: '"sandbox": "off" is allowed only in the managed or user policy; a workspace policy may say "required" or "auto"',
         });
       }
+      diagnostics.push(...controlsDiagnostics(parsed.value, () => parsed.root, file, layer));
     }
     this.valid = parsed.value !== undefined && !hasErrors(diagnostics);
     // An invalid file contributes no rules and no default: it is never consulted as if it were good.
@@ -209,6 +213,17 @@ export class Policy {
     return this.states;
   }
 
+  /**
+   * The managed controls in force (managedControls.ts): the managed layer's valid version (also
+   * when stale), the strictest when it never was valid, none without a managed layer. Only the
+   * managed layer is read: any other layer's `controls` made that file invalid.
+   */
+  get controls(): ManagedControls {
+    return (this.managedControls ??= controlsIn(this.states));
+  }
+
+  private managedControls: ManagedControls | undefined;
+
   /** True when some layer is invalid (stale or broken). */
   get degraded(): boolean {
     return this.states.some(({ state }) => state.kind === 'broken' || state.stale !== undefined);
@@ -274,8 +289,20 @@ export class Policy {
     }
     const decision = judgeCall(prepared, context, warnings, trace);
     addCallWarnings(decision.warnings, prepared);
+    if (decision.ask !== undefined) {
+      // The managed controls cap every grant a person may give; the ask settings may be shared, so a new object.
+      const capped = capRemember(decision.ask.remember, this.controls);
+      if (capped.cappedBy !== undefined) decision.ask = { ...decision.ask, remember: capped.remember, cappedBy: capped.cappedBy };
+    }
     return decision;
   }
+}
+
+function controlsIn(states: ReadonlyArray<{ name: LayerName; state: LayerState }>): ManagedControls {
+  const managed = states.find((s) => s.name === 'managed')?.state;
+  if (managed === undefined) return NO_CONTROLS;
+  if (managed.kind === 'broken') return brokenControls(managed.current.file);
+  return controlsOf(managed.layer.file, managed.layer.policy?.controls);
 }
 
 /**

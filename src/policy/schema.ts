@@ -129,12 +129,47 @@ export const InlineTestSchema = z.strictObject({
   review: z.enum([...reviewValues, 'none']).optional().describe('"result": the call\'s result is expected to wait for a person; "none": expected not to'),
 });
 
+const serverGlobs = (what: string) =>
+  z.array(z.string().min(1)).min(1).describe(`${what}: globs over the server names of .vscode/mcp.json; a glob starting with "!" excludes`);
+
+/**
+ * Managed controls (issue 14): what a person may be offered at all, and which MCP servers may
+ * start. Honoured only in the managed policy; any other layer that sets them is invalid
+ * (managedControls.ts), so they can only ever be tightened by an organisation.
+ */
+export const ControlsSchema = z
+  .strictObject({
+    allowForSession: z.boolean().optional().describe('false: no one may answer Allow for Session (time-limited grants stay, up to longestGrant, 1 hour when it is not given)'),
+    addRule: z.boolean().optional().describe('false: Allow and Add Rule… and the quick fixes that write allow rules are not offered'),
+    longestGrant: RememberSchema.optional().describe('The longest grant a person may give any ask: "session", "never" (allow once only) or a duration such as "15m"; caps every rule\'s "remember"'),
+    mcpServers: z
+      .strictObject({
+        allow: serverGlobs('Only these servers may start').optional(),
+        deny: serverGlobs('These servers never start').optional(),
+      })
+      .optional()
+      .describe('Which servers of .vscode/mcp.json may start at all; deny wins over allow'),
+  })
+  .superRefine((controls, ctx) => {
+    // Two fields that say the same thing two ways must not contradict each other.
+    if (controls.allowForSession === false && controls.longestGrant === 'session') {
+      ctx.addIssue({ code: 'custom', path: ['longestGrant'], message: '"longestGrant": "session" contradicts "allowForSession": false; give a duration such as "1h", or "never"' });
+    }
+    if (controls.allowForSession === true && controls.longestGrant !== undefined && controls.longestGrant !== 'session') {
+      ctx.addIssue({ code: 'custom', path: ['allowForSession'], message: `"allowForSession": true contradicts "longestGrant": "${controls.longestGrant}" (a session grant is longer); leave allowForSession out` });
+    }
+  })
+  .describe('Managed policy only: limits on what a person is offered and which MCP servers start; a workspace or user policy cannot set them');
+
+export type Controls = z.infer<typeof ControlsSchema>;
+
 export const PolicyFileSchema = z
   .strictObject({
     $schema: z.string().optional(),
     version: z.literal(1),
     default: DecisionSchema.optional(),
     sandbox: SandboxModeSchema.optional(),
+    controls: ControlsSchema.optional(),
     rules: z.array(RuleSchema).default([]),
     tests: z.array(InlineTestSchema).optional(),
   })
