@@ -227,6 +227,11 @@ export function isLiteral(pattern: string): boolean {
   return !MAGIC.test(pattern);
 }
 
+/** A name glob `prefix*` with no other magic: it matches every name that starts with the prefix. */
+export function isOpenPrefix(glob: string): boolean {
+  return glob.endsWith('*') && isLiteral(glob.slice(0, -1).replace(/\*+$/, ''));
+}
+
 /**
  * A list of globs where `!glob` excludes: a value matches when it matches at least one
  * positive glob and no negative one. A list with no positive glob matches nothing.

@@ -6,7 +6,8 @@
 import { findNodeAtLocation } from 'jsonc-parser';
 import { canonicalJson, type CompiledRule, type PathMatcher } from './compile.js';
 import type { Diagnostic } from './diagnostics.js';
-import { isLiteral, literalPrefix, type GlobSet } from './globs.js';
+import { isLiteral, isOpenPrefix, literalPrefix, type GlobSet } from './globs.js';
+import { outrightDenial, SPAWN_TOOL } from './hiddenTools.js';
 import { Policy, type PolicyLayer } from './policy.js';
 import type { Decision } from './schema.js';
 
@@ -79,11 +80,6 @@ function nameSetCovers(a: GlobSet | undefined, b: GlobSet | undefined): boolean 
     if (!excludesKept) return false;
     return a.positives.some((q) => q === p || (isOpenPrefix(q) && literalPrefix(p).startsWith(q.slice(0, -1))));
   });
-}
-
-/** `prefix*` with no other magic: matches every name that starts with the prefix. */
-function isOpenPrefix(glob: string): boolean {
-  return glob.endsWith('*') && isLiteral(glob.slice(0, -1).replace(/\*+$/, ''));
 }
 
 function subsetCovers<T>(a: ReadonlySet<T> | undefined, b: ReadonlySet<T> | undefined): boolean {
@@ -196,16 +192,14 @@ export function permissionModeDecision(mode: AgentSpawnInfo['permissionMode']): 
  * `spawn-denied`: an agent declares subagents but the policy denies `agents.spawn` for it,
  * by a rule or by the default, so every start is denied. Reported on the rule or the default.
  */
-export function lintSpawnDenied(layer: PolicyLayer, agents: readonly AgentSpawnInfo[], workspaceFolder: string): Diagnostic[] {
+export function lintSpawnDenied(layer: PolicyLayer, agents: readonly AgentSpawnInfo[], _workspaceFolder?: string): Diagnostic[] {
   const out: Diagnostic[] = [];
   const policy = new Policy({ [layer.layer]: layer });
   for (const agent of agents) {
     if (agent.subagents.length === 0) continue;
-    const d = policy.decide(
-      { tool: { id: 'agents.spawn', kind: 'builtin' }, input: {}, agent: agent.name },
-      { workspaceFolder, fallbackDefault: permissionModeDecision(agent.permissionMode), followSymlinks: false },
-    );
-    if (d.decision !== 'deny') continue;
+    // Every start denied, whatever its input: the same proof that hides the spawn tool from the agent's model.
+    const d = outrightDenial(policy, SPAWN_TOOL, agent.name, { fallbackDefault: permissionModeDecision(agent.permissionMode) });
+    if (d === undefined) continue;
     const root = layer.parsed.root;
     const ruleRange = d.rule ? layer.rules[d.rule.index] : undefined;
     const defaultNode = root ? findNodeAtLocation(root, ['default'])?.parent : undefined;
@@ -214,7 +208,7 @@ export function lintSpawnDenied(layer: PolicyLayer, agents: readonly AgentSpawnI
       file: layer.file, severity: 'warning', code: 'spawn-denied',
       offset: ruleRange?.offset ?? defaultNode?.offset ?? 0,
       length: ruleRange?.length ?? defaultNode?.length ?? 1,
-      message: `agent "${agent.name}" declares subagents (${agent.subagents.join(', ')}), but ${by} denies agents.spawn, so every start is denied; add { "tools": ["agents.spawn"], "decision": "allow" } (or "ask") before it`,
+      message: `agent "${agent.name}" declares subagents (${agent.subagents.join(', ')}), but ${by} denies agents.spawn, so every start is denied (and the spawn tool is not offered to its model); add { "tools": ["agents.spawn"], "decision": "allow" } (or "ask") before it`,
     });
   }
   return out;

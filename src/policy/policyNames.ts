@@ -5,3 +5,10 @@ export const hintNames = ['readOnlyHint', 'destructiveHint', 'idempotentHint', '
 
 /** A flow rule's mark: letters, digits and `_ . : -` (so `--marks a,b` and the tree show it as written). */
 export const MARK_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+/**
+ * The annotations of the subagent tools (`agents.spawn`, `agents.message`, `agents.interrupt`;
+ * `agents.wait` is also read-only), known here so that the `spawn-denied` lint judges
+ * `agents.spawn` with the hints the runtime gives it.
+ */
+export const SUBAGENT_TOOL_ANNOTATIONS = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } as const;

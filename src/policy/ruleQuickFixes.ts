@@ -2,7 +2,8 @@
 // where an `agents.spawn` allow belongs for `spawn-denied` and the edit adding it, and renaming
 // a misspelt field.
 import { applyEdits } from 'jsonc-parser';
-import { covers } from './lint.js';
+import { outrightDenial, SPAWN_TOOL } from './hiddenTools.js';
+import { covers, permissionModeDecision } from './lint.js';
 import { Policy, type PolicyLayer } from './policy.js';
 import { PolicyEditError, type InsertRuleResult, type RuleEditResult, type TextEdit } from './policyEdit.js';
 import { insertRuleEdit } from './ruleTextEdits.js';
@@ -24,15 +25,15 @@ export function shadowingRuleIndex(layer: PolicyLayer, index: number): number | 
 export function spawnAllowIndex(
   layer: PolicyLayer,
   agents: readonly { name: string; subagents: readonly string[]; permissionMode?: 'auto' | 'ask' | 'deny' }[],
-  workspaceFolder: string,
+  _workspaceFolder?: string,
 ): number {
   const policy = new Policy({ [layer.layer]: layer });
   let best = layer.rules.length;
   for (const agent of agents) {
     if (agent.subagents.length === 0) continue;
-    const fallbackDefault = agent.permissionMode === 'auto' ? 'allow' : agent.permissionMode === 'deny' ? 'deny' : 'ask';
-    const d = policy.decide({ tool: { id: 'agents.spawn', kind: 'builtin' }, input: {}, agent: agent.name }, { workspaceFolder, fallbackDefault, followSymlinks: false });
-    if (d.decision === 'deny' && d.rule) best = Math.min(best, d.rule.index);
+    // The rule that spawn-denied names: the one that denies every start.
+    const d = outrightDenial(policy, SPAWN_TOOL, agent.name, { fallbackDefault: permissionModeDecision(agent.permissionMode) });
+    if (d?.rule) best = Math.min(best, d.rule.index);
   }
   return best;
 }

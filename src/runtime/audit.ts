@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { canonicalJson } from '../policy/compile.js';
 import type { AuditSandbox } from './auditSandbox.js';
 
-export type AuditEvent = 'session-started' | 'session-ended' | 'decision' | 'callback-opened' | 'callback-settled' | 'sandbox-cleanup' | 'grant-revoked';
+export type AuditEvent = 'session-started' | 'session-ended' | 'decision' | 'callback-opened' | 'callback-settled' | 'sandbox-cleanup' | 'grant-revoked' | 'answer-refused';
 
 export const AUDIT_EVENTS: readonly AuditEvent[] = [
   'session-started',
@@ -19,6 +19,8 @@ export const AUDIT_EVENTS: readonly AuditEvent[] = [
   'callback-settled',
   'sandbox-cleanup',
   'grant-revoked',
+  // An answer the runtime refused (a grant longer than the ask may be given: its rule, trust, the managed controls); the callback stays open.
+  'answer-refused',
 ];
 
 export interface AuditEntry {

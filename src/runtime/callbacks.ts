@@ -139,10 +139,33 @@ export function answerCallback(host: CallbackHost, sessionId: string, callbackId
   if (!record || !host.inSubtree(record.callback.sessionId, sessionId)) return new NotFound(sessionId, callbackId);
   const own = record.callback.sessionId === sessionId;
   if (!record.open) return own ? new AlreadySettled(sessionId, callbackId) : new NotFound(sessionId, callbackId);
-  const valid = validateAnswer(record.callback, answer, 'turn.answer');
+  const valid = checkAnswer(host, record.callback, answer, 'turn.answer');
   const unrecorded = record.settle({ kind: 'answer', answer: valid, by });
   if (unrecorded !== undefined) throw unrecorded;
   return new Answered(record.callback.sessionId, callbackId, valid);
+}
+
+/**
+ * validateAnswer, and an allow for longer than once that is refused (the ask may not be given that
+ * grant: a hook's ask, its rule's remember, an untrusted workspace, the managed controls) is
+ * recorded in the audit log as `answer-refused` before the SdkError is raised: a person (or a
+ * program) tried to give more than the policy lets anyone give.
+ */
+export function checkAnswer(host: Pick<CallbackHost, 'audit'>, callback: OpenCallback, answer: unknown, where: string): CallbackAnswer {
+  try {
+    return validateAnswer(callback, answer, where);
+  } catch (error) {
+    const scope = typeof answer === 'object' && answer !== null && (answer as { type?: unknown }).type === 'allow' ? (answer as { scope?: unknown }).scope : undefined;
+    if (error instanceof SdkError && callback.type === 'approval' && (scope === 'session' || scope === 'duration')) {
+      const seconds = (answer as { seconds?: unknown }).seconds;
+      host.audit({
+        event: 'answer-refused', session: callback.sessionId, turn: callback.turnId, agent: callback.agent, callback: callback.id,
+        tool: callback.request.tool.id, answer: scope === 'session' ? 'allow-session' : 'allow-duration',
+        ...(scope === 'duration' && typeof seconds === 'number' ? { grantSeconds: seconds } : {}), reason: error.message,
+      });
+    }
+    throw error;
+  }
 }
 
 /** Checks an answer against the callback it answers; throws SdkError and sends nothing when it does not fit. */
@@ -158,7 +181,8 @@ export function validateAnswer(callback: OpenCallback, answer: unknown, where: s
         throw new SdkError(`${where}: the approval of hook "${callback.request.hook}" cannot be allowed for the session; answer AllowApproval() once`);
       }
       if (scope === 'session' && !callback.request.sessionAllowed) {
-        throw new SdkError(`${where}: this approval cannot be allowed for the session (its rule says remember: never, or the workspace is untrusted); answer AllowApproval() once`);
+        const why = callback.request.decision?.ask?.cappedBy ?? 'its rule says remember: never or a duration, or the workspace is untrusted';
+        throw new SdkError(`${where}: this approval cannot be allowed for the session (${why}); answer AllowApproval() once`);
       }
       return answer as CallbackAnswer;
     }
@@ -187,7 +211,8 @@ function checkDuration(request: ApprovalRequest, seconds: unknown, where: string
   const widest = rememberSeconds(request.longestGrant);
   if (seconds > widest) {
     const allowed = widest === 0 ? 'it can only be allowed once' : `the longest grant it may be given is ${request.longestGrant}`;
-    throw new SdkError(`${where}: this approval cannot be allowed for ${seconds} s (${allowed}: its rule's remember, or the workspace is untrusted); answer AllowApproval() once`);
+    const why = request.decision?.ask?.cappedBy ?? "its rule's remember, or the workspace is untrusted";
+    throw new SdkError(`${where}: this approval cannot be allowed for ${seconds} s (${allowed}: ${why}); answer AllowApproval() once`);
   }
 }
 

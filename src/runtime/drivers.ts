@@ -5,7 +5,7 @@
 // call or tool in flight) and some callback is left open.
 // Imports answers.ts, callbacks.ts and types only (tree, turn, session options).
 import { Blocked, type OpenCallback, type TurnState } from './answers.js';
-import { validateAnswer } from './callbacks.js';
+import { checkAnswer } from './callbacks.js';
 import type { ApprovalHandler, CallbackContext, ElicitationHandler, SignInHandler } from './sessionOptions.js';
 import type { Tree } from './tree.js';
 import type { TurnCore } from './turn.js';
@@ -72,7 +72,7 @@ async function offerToHandlers(tree: Tree, sessionId: string, driver: number): P
       record.handling = false;
     }
     if (isKeep(returned)) continue;
-    const answer = validateAnswer(callback, returned, HANDLER_NAME[callback.type]);
+    const answer = checkAnswer(tree, callback, returned, HANDLER_NAME[callback.type]);
     const unrecorded = record.open ? record.settle({ kind: 'answer', answer, by: 'handler' }) : undefined;
     if (unrecorded !== undefined) throw unrecorded;
   }

@@ -1,6 +1,7 @@
 // The model loop of one session: the conversation so far, the tool sources listed before a
 // model call, then model call, tool calls, model call… until the model answers without a call.
-// Imports signIn.ts, turn.ts and types only (tree, session definition, tool calls, model, tools).
+// Imports signIn.ts, turn.ts, the policy's managed controls and types only (tree, session definition, tool calls, model, tools).
+import { mcpServerRefusal, NO_CONTROLS } from '../policy/managedControls.js';
 import type { Message } from './model.js';
 import type { SessionDefinition } from './sessionDefinition.js';
 import { ensureSignedIn } from './signIn.js';
@@ -64,6 +65,13 @@ export class ModelLoop {
   private async listToolSources(turn: TurnCore): Promise<void> {
     const pending = this.definition.toolSources.filter((s) => !this.listedSources.has(s.id) && !this.failedSources.has(s.id));
     await Promise.all(pending.map(async (source) => {
+      // The managed controls say which MCP servers may start at all: a refused one is never connected (nor asked about).
+      const refused = this.serverRefusal(source.id);
+      if (refused !== undefined) {
+        this.listedSources.add(source.id);
+        this.warn(`the tools of ${source.name} are not available in this session: ${refused}`);
+        return;
+      }
       let connection = this.tree.connections.get(source.id);
       if (!connection) {
         connection = source.connect({ sessionId: this.tree.rootOf(this.session).id, workspaceFolder: this.tree.workspaceFolder });
@@ -113,6 +121,14 @@ export class ModelLoop {
   forgetSourceTools(): void {
     for (const [name, t] of this.definition.tools) if (this.definition.toolSources.some((s) => t.id.startsWith(`${s.id}.`))) this.definition.tools.delete(name);
     this.listedSources.clear();
+  }
+
+  /** Why the managed controls in force now let the MCP server of this source id (`mcp.<server>`) not start; undefined for other sources. */
+  private serverRefusal(sourceId: string): string | undefined {
+    if (!sourceId.startsWith('mcp.')) return undefined;
+    const source = this.tree.policySource;
+    const policy = typeof source === 'function' ? source() : source;
+    return mcpServerRefusal(sourceId.slice('mcp.'.length), policy?.controls ?? NO_CONTROLS);
   }
 
   private warn(message: string): void {

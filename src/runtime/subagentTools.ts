@@ -1,5 +1,6 @@
 // The subagent tools: agents.spawn, agents.message, agents.wait, agents.interrupt.
 import { z } from 'zod';
+import { SUBAGENT_TOOL_ANNOTATIONS } from '../policy/policyNames.js';
 import { zodTool, type RuntimeTool, type SubagentHandle, type SubagentHost, type ToolRunContext } from './tools.js';
 
 function host(context: ToolRunContext): SubagentHost {
@@ -13,7 +14,8 @@ function childOf(context: ToolRunContext, id: string): SubagentHandle {
   return child;
 }
 
-const annotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+// Shared with the policy engine, so that spawn-denied judges agents.spawn with these hints.
+const annotations = SUBAGENT_TOOL_ANNOTATIONS;
 
 export function subagentTools(): RuntimeTool[] {
   return [
