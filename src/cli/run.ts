@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import type { LayerName } from '../policy/compile.js';
 import { formatDiagnostic, LineMap, toJson } from '../policy/diagnostics.js';
 import { loadPolicyText, Policy, type PolicyLayer } from '../policy/policy.js';
-import { AllowApproval, DenyApproval, ElicitationAnswer, KeepCallbackOpen, SignInAnswer, type OpenCallback } from '../runtime/answers.js';
+import { AllowApproval, DenyApproval, ElicitationAnswer, KeepCallbackOpen, ResultReviewAnswer, SignInAnswer, type OpenCallback } from '../runtime/answers.js';
 import { FileAuditLog } from '../runtime/audit.js';
 import type { RuntimeEvent } from '../runtime/events.js';
 import { compact, describeEvent } from '../runtime/transcript.js';
@@ -104,6 +104,8 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
       answer === 'keep' ? new KeepCallbackOpen() : new SignInAnswer({ denied: sources.map((s) => s.id) }),
     // A form cannot be filled in headless: a server's request for input is declined, or kept open.
     onElicitation: () => (answer === 'keep' ? new KeepCallbackOpen() : new ElicitationAnswer({ action: 'decline' })),
+    // A result held for review: --answer allow passes it, --answer deny withholds it, else it stays open.
+    onResultReview: () => (answer === 'keep' ? new KeepCallbackOpen() : new ResultReviewAnswer({ action: answer === 'allow' ? 'pass' : 'withhold' })),
   });
   for (const w of session.warnings) io.err(`warning: ${w}`);
   const collecting = (async () => {
@@ -133,7 +135,7 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   } else if (state.type === 'failed') {
     io.out(`failed: ${state.error}`);
   } else {
-    io.out(`blocked: ${state.callbacks.length} open callback${state.callbacks.length === 1 ? '' : 's'} (run with --answer allow|deny to answer asks)`);
+    io.out(`blocked: ${state.callbacks.length} open callback${state.callbacks.length === 1 ? '' : 's'} (run with --answer allow|deny to answer asks; allow passes a result held for review, deny withholds it)`);
     for (const c of state.callbacks) io.out(`  ${describeCallback(c)}`);
   }
   if (invalid) return 1;
@@ -149,12 +151,15 @@ function describeCallbackJson(c: OpenCallback): Record<string, unknown> {
   const base = { id: c.id, type: c.type, sessionId: c.sessionId, turnId: c.turnId, agent: c.agent };
   if (c.type === 'approval') return { ...base, tool: c.request.tool.id, input: c.request.input, rule: c.request.decision?.rule ?? null, hook: c.request.hook ?? null };
   if (c.type === 'sign-in') return { ...base, sources: c.sources };
+  // A held result is untrusted and may be long: its digest and size, never its text.
+  if (c.type === 'result-review') return { ...base, tool: c.request.tool.id, input: c.request.input, rule: c.request.decision?.rule ?? null, resultDigest: c.request.digest, resultChars: c.request.chars };
   return { ...base, source: c.request.source.id, tool: c.request.toolId ?? null, message: c.request.message, requestedSchema: c.request.requestedSchema };
 }
 
 function describeCallback(c: OpenCallback): string {
   if (c.type === 'sign-in') return `[${c.agent}] sign-in to ${c.sources.map((s) => s.name).join(', ')}`;
   if (c.type === 'elicitation') return `[${c.agent}] ${c.request.source.name} asks: ${compact(c.request.message)}`;
+  if (c.type === 'result-review') return `[${c.agent}] the result of ${c.request.tool.id} ${compact(c.request.input)} waits for review (${c.request.chars} characters)`;
   const rule = c.request.decision?.rule;
   const by = c.request.hook ? `hook ${c.request.hook}` : rule ? `${rule.file}:${rule.line}${rule.id ? ` "${rule.id}"` : ''}` : 'the default';
   return `[${c.agent}] ${c.request.tool.id} ${compact(c.request.input)} (asked by ${by})`;

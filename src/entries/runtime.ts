@@ -5,13 +5,13 @@ export type { AgentOptions, SubagentOptions } from '../runtime/agent.js';
 export type { PermissionMode, ToolHook } from '../runtime/sessionOptions.js';
 export {
   AllowApproval, AlreadySettled, Answered, Blocked, Completed, DenyApproval, ElicitationAnswer, Failed, KeepCallbackOpen, NotFound,
-  OpenApproval, OpenElicitation, OpenSignIn, SdkError, SignInAnswer,
+  OpenApproval, OpenElicitation, OpenResultReview, OpenSignIn, ResultReviewAnswer, SdkError, SignInAnswer,
 } from '../runtime/answers.js';
-export type { ApprovalRequest, ApprovalTool, OpenCallback, SignInSourceRequest, TurnState, AnswerResult } from '../runtime/answers.js';
+export type { ApprovalRequest, ApprovalTool, OpenCallback, ResultReviewRequest, SignInSourceRequest, TurnState, AnswerResult } from '../runtime/answers.js';
 export { Session, startSession } from '../runtime/session.js';
 export { Turn } from '../runtime/turn.js';
 export { DEFAULT_PROTECTED_FILES } from '../runtime/protected.js';
-export type { ApprovalHandler, CallbackContext, ElicitationHandler, SignInHandler, StartSessionOptions } from '../runtime/sessionOptions.js';
+export type { ApprovalHandler, CallbackContext, ElicitationHandler, ResultReviewHandler, SignInHandler, StartSessionOptions } from '../runtime/sessionOptions.js';
 export type { RuntimeEvent } from '../runtime/events.js';
 export { tool } from '../runtime/tools.js';
 export type { ElicitationRequest, ElicitationResult, ElicitationSchema, RuntimeTool, SignInSource, ToolConnection, ToolRunContext, ToolSource } from '../runtime/tools.js';

@@ -215,6 +215,9 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
       await deps.loadShellParser();
       decision = decide();
     }
+    // Result review: the host runs the tool after this hook and hands its result to its model itself,
+    // so no result can be held here. A review rule asks before the call instead, once at a time.
+    if (decision.review === 'result' && decision.decision !== 'deny') decision = reviewAsksFirst(decision, label);
     const protectedTitle = decision.decision === 'deny' ? undefined
       : protectedFilesCheck(protectedPaths(loaded.workspaceFolder, stateDir, deps.env))({ tool: call.tool, input: call.input, workspaceFolder: loaded.workspaceFolder });
     const decided: Omit<AuditEntry, 'time' | 'event'> = {
@@ -273,6 +276,15 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
 
 function answer(agent: HostAgent, hostCall: HostToolCall, verdict: HookVerdict): HookResult {
   return { ...hostAnswer(agent, hostCall.event, verdict, hostCall.camelCase), verdict };
+}
+
+/** A `"review": "result"` decision under a hook: an ask before the call, saying why, never granted for longer than once. */
+export function reviewAsksFirst(decision: PolicyDecision, hostLabel: string): PolicyDecision {
+  const why = `the rule holds this tool's result for review, which ${hostLabel} cannot do (it runs the tool after its hook and gives the result to its model itself), so the call is asked before it runs instead`;
+  return {
+    ...decision, decision: 'ask', reason: decision.reason ? `${decision.reason} (${why})` : why,
+    ask: { ...(decision.ask ?? { onTimeout: 'deny' }), remember: 'never' },
+  };
 }
 
 function describeAllow(decision: PolicyDecision): string {

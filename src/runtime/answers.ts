@@ -58,8 +58,20 @@ export class ElicitationAnswer {
   }
 }
 
+/**
+ * The answer to a result review: `pass` gives the model the tool's result, `withhold` gives it
+ * only a note that a person withheld it (never the content).
+ */
+export class ResultReviewAnswer {
+  readonly type = 'result-review' as const;
+  readonly action: 'pass' | 'withhold';
+  constructor(options: { action: 'pass' | 'withhold' }) {
+    this.action = options.action;
+  }
+}
+
 export type ApprovalAnswer = AllowApproval | DenyApproval;
-export type CallbackAnswer = ApprovalAnswer | SignInAnswer | ElicitationAnswer;
+export type CallbackAnswer = ApprovalAnswer | SignInAnswer | ElicitationAnswer | ResultReviewAnswer;
 
 /** The callback was open when read, and it was answered. */
 export class Answered {
@@ -145,16 +157,20 @@ interface CallbackBase {
   openedAt: number;
 }
 
-export class OpenApproval implements CallbackBase {
-  readonly type = 'approval' as const;
+/** A callback that carries one request (an approval, an elicitation, a result review). */
+abstract class RequestCallback<Request> implements CallbackBase {
   constructor(
     readonly id: string,
     readonly sessionId: string,
     readonly turnId: string,
     readonly agent: string,
     readonly openedAt: number,
-    readonly request: ApprovalRequest,
+    readonly request: Request,
   ) {}
+}
+
+export class OpenApproval extends RequestCallback<ApprovalRequest> {
+  readonly type = 'approval' as const;
 }
 
 export class OpenSignIn implements CallbackBase {
@@ -170,20 +186,40 @@ export class OpenSignIn implements CallbackBase {
 }
 
 /** A tool source (an MCP server) asks a person for input while one of its tools runs. */
-export class OpenElicitation implements CallbackBase {
+/** `toolId` in its request: the running call the request came with. */
+export class OpenElicitation extends RequestCallback<ElicitationRequest & { toolId?: string }> {
   readonly type = 'elicitation' as const;
-  constructor(
-    readonly id: string,
-    readonly sessionId: string,
-    readonly turnId: string,
-    readonly agent: string,
-    readonly openedAt: number,
-    /** `toolId`: the running call the request came with. */
-    readonly request: ElicitationRequest & { toolId?: string },
-  ) {}
 }
 
-export type OpenCallback = OpenApproval | OpenSignIn | OpenElicitation;
+/** What a person reviews: a tool's result, held before the model sees it (a rule's `"review": "result"`). */
+export interface ResultReviewRequest {
+  tool: { id: string; name: string; kind: ToolKind | 'unknown' };
+  title: string;
+  input: unknown;
+  /** The input as a short line (summarizeInput). */
+  summary: string;
+  /** Whether the tool returned (true) or failed (its error is the result reviewed). */
+  ok: boolean;
+  /** The whole result, as the model would get it. Untrusted text: show it plainly, never render it. Never audited. */
+  result: string;
+  /** Its first RESULT_PREVIEW_CHARS characters, for a notification or a tooltip. */
+  preview: string;
+  /** The result's length in characters. */
+  chars: number;
+  /** 'sha256:' + hex of the result: the audit log's record of what was reviewed. */
+  digest: string;
+  /** The decision that let the call run (the rule that asked for the review). */
+  decision?: PolicyDecision;
+  /** When the review lapses (epoch ms) and what happens then (deny: withheld). */
+  timeout?: { at: number; onTimeout: 'deny' | 'keep' };
+}
+
+/** A tool ran and its result waits for a person (Pass / Withhold) before the model sees it. */
+export class OpenResultReview extends RequestCallback<ResultReviewRequest> {
+  readonly type = 'result-review' as const;
+}
+
+export type OpenCallback = OpenApproval | OpenSignIn | OpenElicitation | OpenResultReview;
 
 export class Completed {
   readonly type = 'completed' as const;

@@ -55,7 +55,7 @@ export interface AuditEntry {
   callback?: string;
   answeredBy?: 'handler' | 'person' | 'timeout' | 'session' | 'cancel';
   /** Elicitations log only the action, never the content a person typed. */
-  answer?: 'allow-once' | 'allow-session' | 'allow-duration' | 'deny' | 'kept' | 'closed' | 'connected' | 'refused' | 'accepted' | 'declined' | 'cancelled';
+  answer?: 'allow-once' | 'allow-session' | 'allow-duration' | 'deny' | 'kept' | 'closed' | 'connected' | 'refused' | 'accepted' | 'declined' | 'cancelled' | 'passed' | 'withheld';
   /** For an `allow-duration` answer, and a grant revoked: how long the grant was given for, in seconds. */
   grantSeconds?: number;
   /** A call answered by grants of the parts of a compound command (not of the call itself): those parts. */
@@ -72,6 +72,10 @@ export interface AuditEntry {
    * auditRead.ts rebuilds a session's marks from them.
    */
   marks?: string[];
+  /** Result review: on the `decision` line of a call whose result a person reviews, and on its review's callback lines. */
+  review?: 'result';
+  /** Result review: 'sha256:' + hex of the result reviewed (the result itself is never logged). */
+  resultDigest?: string;
 }
 
 export interface AuditSink {

@@ -46,13 +46,15 @@ const EntrySchema = z.looseObject({
   hook: z.string().optional(),
   callback: z.string().optional(),
   answeredBy: z.enum(['handler', 'person', 'timeout', 'session', 'cancel']).optional(),
-  answer: z.enum(['allow-once', 'allow-session', 'allow-duration', 'deny', 'kept', 'closed', 'connected', 'refused', 'accepted', 'declined', 'cancelled']).optional(),
+  answer: z.enum(['allow-once', 'allow-session', 'allow-duration', 'deny', 'kept', 'closed', 'connected', 'refused', 'accepted', 'declined', 'cancelled', 'passed', 'withheld']).optional(),
   grantSeconds: z.number().optional(),
   grantParts: z.array(z.string()).optional(),
   state: z.enum(['completed', 'failed', 'cancelled', 'interrupted']).optional(),
   sandbox: AuditSandboxSchema.optional(),
   undone: z.array(z.string()).optional(),
   marks: z.array(z.string()).optional(),
+  review: z.literal('result').optional(),
+  resultDigest: z.string().optional(),
 });
 
 /** Reads a log file; a file that does not exist yet reads as empty. Other I/O errors throw. */

@@ -1,11 +1,11 @@
-// Callbacks: an approval, a sign-in or an elicitation that waits for an answer. Opening one
+// Callbacks: an approval, a sign-in, an elicitation or a result review that waits for an answer. Opening one
 // records it in the tree and arms its timeout; settling it (an answer, a timeout, or closing it
 // when its turn ends) is audited before the waiting call acts on it; `turn.answer` lands in
 // `answerCallback`, and every answer is checked against the callback it answers first.
 // Imports answers, audit, elicitationForm and types only. It knows the tree through
 // `CallbackHost`, which tree.ts implements, so it never imports the tree.
 import {
-  AlreadySettled, Answered, ElicitationAnswer, NotFound, SdkError,
+  AlreadySettled, Answered, ElicitationAnswer, NotFound, ResultReviewAnswer, SdkError,
   type AnswerResult, type ApprovalRequest, type CallbackAnswer, type OpenCallback,
 } from './answers.js';
 import { rememberSeconds } from '../policy/grantLength.js';
@@ -43,6 +43,7 @@ export interface CallbackHost {
 }
 
 const ELICITATION_OUTCOME = { accept: 'accepted', decline: 'declined', cancel: 'cancelled' } as const;
+const REVIEW_OUTCOME = { pass: 'passed', withhold: 'withheld' } as const;
 
 /**
  * Opens a callback of the session and turn it names, and resolves once it is settled. With a
@@ -64,6 +65,7 @@ export function openCallback(host: CallbackHost, callback: OpenCallback, timeout
           : outcome.answer.type === 'allow' ? `allow-${outcome.answer.scope}`
           : outcome.answer.type === 'deny' ? 'deny'
           : outcome.answer.type === 'elicitation' ? ELICITATION_OUTCOME[outcome.answer.action]
+          : outcome.answer.type === 'result-review' ? REVIEW_OUTCOME[outcome.answer.action]
           : outcome.answer.denied.length > 0 ? 'refused' : 'connected';
         const by = outcome.kind === 'closed' ? 'cancel' : outcome.by;
         let failure: unknown;
@@ -73,6 +75,8 @@ export function openCallback(host: CallbackHost, callback: OpenCallback, timeout
             answer: described as AuditEntry['answer'], answeredBy: by,
             ...(outcome.kind === 'answer' && outcome.answer.type === 'allow' && outcome.answer.scope === 'duration' ? { grantSeconds: outcome.answer.seconds } : {}),
             ...(callback.type === 'approval' ? { tool: callback.request.tool.id, inputDigest: inputDigest(callback.request.input) } : {}),
+            // A result review records the digest of what was reviewed, never the result itself.
+            ...(callback.type === 'result-review' ? { tool: callback.request.tool.id, inputDigest: inputDigest(callback.request.input), resultDigest: callback.request.digest } : {}),
             // Flow rules: an approval allowed lets the call run, which puts its rules' marks on the session.
             ...(callback.type === 'approval' && described.startsWith('allow-') && callback.request.decision?.marks ? { marks: callback.request.decision.marks } : {}),
           });
@@ -90,7 +94,8 @@ export function openCallback(host: CallbackHost, callback: OpenCallback, timeout
     };
     if (timeoutSeconds !== undefined) {
       record.timer = setTimeout(() => {
-        if (onTimeout === 'deny') record.settle({ kind: 'answer', answer: { type: 'deny', options: { reason: 'timed out' } } as CallbackAnswer, by: 'timeout' });
+        // A result review that lapses is withheld: the model never sees a result no person passed.
+        if (onTimeout === 'deny') record.settle({ kind: 'answer', answer: callback.type === 'result-review' ? new ResultReviewAnswer({ action: 'withhold' }) : { type: 'deny', options: { reason: 'timed out' } } as CallbackAnswer, by: 'timeout' });
         else {
           let unrecorded = '';
           try {
@@ -99,13 +104,13 @@ export function openCallback(host: CallbackHost, callback: OpenCallback, timeout
             // A timer has no caller to raise in: say it, rather than crash the process.
             unrecorded = ` (the audit log could not record it: ${error instanceof Error ? error.message : String(error)})`;
           }
-          host.emit({ type: 'warning', sessionId, message: `approval ${callback.id} timed out after ${timeoutSeconds} s and stays open (onTimeout: keep)${unrecorded}` });
+          host.emit({ type: 'warning', sessionId, message: `${callback.type === 'result-review' ? 'result review' : 'approval'} ${callback.id} timed out after ${timeoutSeconds} s and stays open (onTimeout: keep)${unrecorded}` });
         }
       }, timeoutSeconds * 1000);
       record.timer.unref?.();
     }
     host.callbacks.set(callback.id, record);
-    // An approval's `callback-opened` line is written by the tool call, with its decision.
+    // An approval's `callback-opened` line is written by the tool call, with its decision; a result review's by resultReview.ts.
     if (callback.type === 'sign-in') {
       host.audit({ event: 'callback-opened', session: sessionId, turn: turnId, agent, callback: callback.id, summary: callback.sources.map((s) => s.name).join(', ') });
     } else if (callback.type === 'elicitation') {
@@ -190,6 +195,11 @@ export function validateAnswer(callback: OpenCallback, answer: unknown, where: s
     throw new SdkError(`${where} must return AllowApproval, DenyApproval or KeepCallbackOpen for an approval, not ${describe(answer)}`);
   }
   if (callback.type === 'elicitation') return validateElicitationAnswer(callback.request.requestedSchema, answer, where);
+  if (callback.type === 'result-review') {
+    const action = type === 'result-review' ? (answer as { action?: unknown }).action : undefined;
+    if (action !== 'pass' && action !== 'withhold') throw new SdkError(`${where} must return ResultReviewAnswer (pass or withhold) or KeepCallbackOpen for a result review, not ${describe(answer)}`);
+    return answer instanceof ResultReviewAnswer ? answer : new ResultReviewAnswer({ action });
+  }
   if (type !== 'sign-in') throw new SdkError(`${where} must return SignInAnswer or KeepCallbackOpen for a sign-in, not ${describe(answer)}`);
   const a = answer as { connected: readonly string[]; denied: readonly string[] };
   const named = new Set([...a.connected, ...a.denied]);

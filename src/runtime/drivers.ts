@@ -6,11 +6,11 @@
 // Imports answers.ts, callbacks.ts and types only (tree, turn, session options).
 import { Blocked, type OpenCallback, type TurnState } from './answers.js';
 import { checkAnswer } from './callbacks.js';
-import type { ApprovalHandler, CallbackContext, ElicitationHandler, SignInHandler } from './sessionOptions.js';
+import type { ApprovalHandler, CallbackContext, ElicitationHandler, ResultReviewHandler, SignInHandler } from './sessionOptions.js';
 import type { Tree } from './tree.js';
 import type { TurnCore } from './turn.js';
 
-const HANDLER_NAME = { approval: 'onApproval', 'sign-in': 'onSignIn', elicitation: 'onElicitation' } as const;
+const HANDLER_NAME = { approval: 'onApproval', 'sign-in': 'onSignIn', elicitation: 'onElicitation', 'result-review': 'onResultReview' } as const;
 
 /** Waits for `turn`, running the handlers for open callbacks of the subtree of the session `sessionId`. */
 export async function drive(tree: Tree, sessionId: string, turn: TurnCore, after: Blocked | undefined): Promise<TurnState> {
@@ -41,8 +41,9 @@ function hasUnoffered(tree: Tree, sessionId: string, driver: number): boolean {
   return false;
 }
 
-function handlerFor(tree: Tree, callback: OpenCallback): ApprovalHandler | SignInHandler | ElicitationHandler | undefined {
+function handlerFor(tree: Tree, callback: OpenCallback): ApprovalHandler | SignInHandler | ElicitationHandler | ResultReviewHandler | undefined {
   if (callback.type === 'approval') return tree.options.onApproval;
+  if (callback.type === 'result-review') return tree.options.onResultReview;
   return callback.type === 'sign-in' ? tree.options.onSignIn : tree.options.onElicitation;
 }
 
@@ -66,6 +67,7 @@ async function offerToHandlers(tree: Tree, sessionId: string, driver: number): P
       returned = await tree.track(async () =>
         callback.type === 'approval' ? await (handler as ApprovalHandler)(ctx, callback.request)
           : callback.type === 'sign-in' ? await (handler as SignInHandler)(ctx, callback.sources)
+          : callback.type === 'result-review' ? await (handler as ResultReviewHandler)(ctx, callback.request)
           : await (handler as ElicitationHandler)(ctx, callback.request),
       );
     } finally {

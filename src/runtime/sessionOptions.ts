@@ -3,7 +3,7 @@
 // Types only, so that every runtime module can use them. Imports types from the policy engine
 // and from the runtime's leaf modules (answers, audit, model, tools), never from a module above.
 import type { Policy } from '../policy/policy.js';
-import type { ApprovalRequest, OpenCallback, OpenElicitation, SignInSourceRequest } from './answers.js';
+import type { ApprovalRequest, OpenCallback, OpenElicitation, ResultReviewRequest, SignInSourceRequest } from './answers.js';
 import type { AuditSink } from './audit.js';
 import type { Model } from './model.js';
 import type { RuntimeTool, ToolSource } from './tools.js';
@@ -26,12 +26,15 @@ type Awaitable<T> = T | Promise<T>;
 export type ApprovalHandler = (ctx: CallbackContext, request: ApprovalRequest) => Awaitable<unknown>;
 export type SignInHandler = (ctx: CallbackContext, sources: readonly SignInSourceRequest[]) => Awaitable<unknown>;
 export type ElicitationHandler = (ctx: CallbackContext, request: OpenElicitation['request']) => Awaitable<unknown>;
+export type ResultReviewHandler = (ctx: CallbackContext, request: ResultReviewRequest) => Awaitable<unknown>;
 
 export interface StartSessionOptions {
   onApproval?: ApprovalHandler;
   onSignIn?: SignInHandler;
   /** Answers a tool source's request for input (an MCP server's elicitation) with an ElicitationAnswer. */
   onElicitation?: ElicitationHandler;
+  /** Reviews a tool's result held by a `"review": "result"` rule, with a ResultReviewAnswer (pass or withhold). */
+  onResultReview?: ResultReviewHandler;
   /** Replaces the agent's policy for this session (and its subagents). A function is asked at each decision, so a reloaded policy applies to the next call. */
   policy?: Policy | (() => Policy);
   /** The folder paths resolve against and builtin tools are confined to (default: the current folder). */

@@ -1,9 +1,9 @@
 // One tool call of the model, top to bottom: check the input, decide (the policy), let the hooks
 // ask (protected files), ask a person when it must, run the tool, and audit and report each step.
-// The audit line is written before the tool runs. `grants` remembers the calls (and the parts of
+// The audit line is written before the tool runs; a result a rule holds for review waits for a person before the model gets it (resultReview.ts). `grants` remembers the calls (and the parts of
 // compound commands) a person allowed for the session or for a while (sessionGrants.ts). A `builtin.run_command` call runs in the sandbox as the decision
 // and who allowed it say (sandboxRun.ts).
-// Imports the policy engine, answers, audit, callbacks, signIn, elicitation, sessionGrants, tree (for newId)
+// Imports the policy engine, answers, audit, callbacks, signIn, elicitation, resultReview, sessionGrants, tree (for newId)
 // and types only (turn, events, model, tools); never session.ts.
 import type { ToolCall } from '../policy/call.js';
 import { canonicalJson, InputTooDeepError } from '../policy/compile.js';
@@ -16,6 +16,7 @@ import { closeElicitations, elicit, type CallElicitations } from './elicitation.
 import type { RuntimeEvent } from './events.js';
 import type { ModelToolCall } from './model.js';
 import { PROTECTED_FILES_HOOK } from './protected.js';
+import { reviewResult } from './resultReview.js';
 import { beginApprovedProtectedChange } from './sandboxCleanup.js';
 import { permissionModeSandbox, runSandbox, sandboxForDecision, sandboxReportOf, SANDBOXED_TOOL, type AllowedBy } from './sandboxRun.js';
 import { longestGrant, grantAuditFields, type GrantCall, type SessionGrants } from './sessionGrants.js';
@@ -111,6 +112,7 @@ export class ToolCalls {
       ...(decision.rule === null ? { default: decision.defaultFrom ?? 'permissionMode' } : {}),
       ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
       ...auditParts(decision.parts),
+      ...(decision.review !== undefined ? { review: decision.review } : {}),
     };
 
     let effective = decision.decision;
@@ -130,7 +132,7 @@ export class ToolCalls {
       this.tree.audit({ event: 'decision', ...auditBase, decision: 'allow', answeredBy: 'session', ...grantAuditFields(granted), ...this.sandboxField(tool, run), ...marksField(decision) });
       this.tree.mark(this.session, tool.id, decision.marks);
       this.tree.emit({ type: 'tool-call', ...base, effective: 'allow', by: 'session', ...this.sandboxField(tool, run) });
-      return this.runTool(turn, tool, call, input, run, auditBase);
+      return this.runTool(turn, tool, call, input, decision, run, auditBase);
     }
     if (effective === 'ask') {
       return this.askThenRun(turn, tool, call, input, canonical, decision, base, auditBase, undefined);
@@ -140,7 +142,7 @@ export class ToolCalls {
     // Before the tool runs: a call judged after this one (in the same batch, or by a subagent) sees the marks.
     this.tree.mark(this.session, tool.id, decision.marks);
     this.tree.emit({ type: 'tool-call', ...base, effective: 'allow', by: 'policy', ...this.sandboxField(tool, run) });
-    return this.runTool(turn, tool, call, input, run, auditBase);
+    return this.runTool(turn, tool, call, input, decision, run, auditBase);
   }
 
   private runSandbox(decision: PolicyDecision, tool: RuntimeTool, allowed: AllowedBy): RunSandbox | undefined {
@@ -192,7 +194,7 @@ export class ToolCalls {
       // A person allowed a change to protected files: a sandboxed command running meanwhile must not undo it.
       const approved = hook?.hook === PROTECTED_FILES_HOOK ? beginApprovedProtectedChange() : undefined;
       try {
-        return await this.runTool(turn, tool, call, input, run, auditBase);
+        return await this.runTool(turn, tool, call, input, decision, run, auditBase);
       } finally {
         approved?.();
       }
@@ -210,7 +212,7 @@ export class ToolCalls {
     return content;
   }
 
-  private async runTool(turn: TurnCore, tool: RuntimeTool, call: ModelToolCall, input: unknown, run?: RunSandbox, auditBase?: AuditBase): Promise<string> {
+  private async runTool(turn: TurnCore, tool: RuntimeTool, call: ModelToolCall, input: unknown, decision: PolicyDecision, run?: RunSandbox, auditBase?: AuditBase): Promise<string> {
     if (tool.signIn) {
       const signedIn = await ensureSignedIn(this.tree, this.session, turn, tool.signIn);
       if (signedIn !== true) return this.finishCall(turn, tool, call, false, JSON.stringify({ error: signedIn }));
@@ -239,6 +241,12 @@ export class ToolCalls {
     } catch (error) {
       ok = false;
       content = JSON.stringify({ error: error instanceof Error ? error.message : String(error) });
+    }
+    if (decision.review === 'result') {
+      // An error is reviewed too: a server's error text can carry instructions as well as its result.
+      const reviewed = await reviewResult(this.tree, this.session, turn, tool, call.name, input, ok, content, decision);
+      ok &&= reviewed.passed;
+      content = reviewed.content;
     }
     return this.finishCall(turn, tool, call, ok, content);
   }

@@ -1,5 +1,5 @@
-// The rows of the Open Callbacks view: sessions → subagents → open callbacks (approvals, sign-ins
-// and MCP servers' requests for input), other agents' sessions whose hooks ask here, plus
+// The rows of the Open Callbacks view: sessions → subagents → open callbacks (approvals, sign-ins,
+// MCP servers' requests for input and results held for review), other agents' sessions whose hooks ask here, plus
 // sessions a reload interrupted with what they left open. The view itself is created at activation (callbacksView.ts); this fills it.
 import * as vscode from 'vscode';
 import type { OpenCallback } from '../runtime/answers.js';
@@ -124,11 +124,17 @@ export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.
         } else if (c.type === 'elicitation') {
           tip.appendText(`${describeRule(c)} asks:\n${c.request.message}\n`);
           tip.appendText(`Fields: ${Object.keys(c.request.requestedSchema.properties).join(', ') || 'none'}\n`);
+        } else if (c.type === 'result-review') {
+          // The result is untrusted: its start as plain text in a code block, never rendered.
+          tip.appendText(`${c.request.title}\nHeld by ${describeRule(c)}\n`);
+          tip.appendCodeblock(c.request.preview.slice(0, 600), 'text');
         }
         item.tooltip = tip;
         item.iconPath = new vscode.ThemeIcon(CALLBACK_ICONS[c.type]);
         item.contextValue = c.type === 'approval' ? `callback:approval${c.request.sessionAllowed ? ':session-allowed' : ''}${offeredDurations(c.request.longestGrant).length > 0 ? ':timed-allowed' : ''}` : `callback:${c.type}`;
         item.accessibilityInformation = { label: `${CALLBACK_KINDS[c.type]} for ${label}: ${callbackSummary(c)}, asked by ${c.agent}` };
+        // A held result opens (read-only) when its row is clicked.
+        if (c.type === 'result-review') item.command = { command: 'agentPolicy.showResult', title: 'Show Held Result', arguments: [c.id] };
         return item;
       }
       case 'grant':

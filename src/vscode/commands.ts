@@ -8,6 +8,7 @@ import { ALREADY_ANSWERED, answerCallback, answerFor, approvalChoices, choiceDes
 import type { TreeNode } from './callbacksTree.js';
 import { CALLBACK_ICONS, callbackLabel, callbackSummary, describeAsker, describeRule, formatAge, formatTimeLeft } from './describe.js';
 import { answerElicitation } from './elicitation.js';
+import { answerResultReview, type ReviewAction } from './resultReview.js';
 import type { CoreCommands } from './lazyCommands.js';
 import type { Log } from './log.js';
 import type { SessionDeps } from './sessionDeps.js';
@@ -41,7 +42,8 @@ function sessionIdOf(arg: unknown): string | undefined {
   return typeof node === 'string' ? node : node && node.kind === 'session' ? node.hosted.id : undefined;
 }
 
-type SessionCommandName = 'startSession' | 'answerPending' | 'signIn' | 'respond' | 'showTranscript' | 'cancelSession' | 'allow' | 'allowForSession' | 'allowForAWhile' | 'deny' | 'dismissInterrupted' | 'revokeGrant';
+type SessionCommandName = 'startSession' | 'answerPending' | 'signIn' | 'respond' | 'showTranscript' | 'cancelSession' | 'allow' | 'allowForSession' | 'allowForAWhile' | 'deny' | 'dismissInterrupted' | 'revokeGrant'
+  | 'passResult' | 'withholdResult' | 'showResult';
 
 /** The session commands' handlers; lazyCommands.ts registers them by their ids. */
 export function sessionCommands(ctx: CommandContext): Pick<CoreCommands, SessionCommandName> {
@@ -63,6 +65,9 @@ export function sessionCommands(ctx: CommandContext): Pick<CoreCommands, Session
     allowForAWhile: (arg) => allowForAWhile(ctx, callbackIdOf(arg)),
     revokeGrant: (arg) => revokeGrant(ctx, arg),
     deny: answerFromTree('deny'),
+    passResult: (arg) => reviewResult(ctx, callbackIdOf(arg), 'pass'),
+    withholdResult: (arg) => reviewResult(ctx, callbackIdOf(arg), 'withhold'),
+    showResult: (arg) => reviewResult(ctx, callbackIdOf(arg), 'show'),
     dismissInterrupted: (arg) => {
       const node = arg as TreeNode | undefined;
       if (node?.kind === 'interrupted') host.dismissInterrupted(node.recovered.session);
@@ -160,6 +165,7 @@ async function answerPending(ctx: CommandContext): Promise<void> {
   if (!picked?.callback) return;
   if (picked.callback.type === 'sign-in') return signIn(ctx, picked.callback.id);
   if (picked.callback.type === 'elicitation') return answerElicitation(ctx.host, ctx.log, picked.callback);
+  if (picked.callback.type === 'result-review') return answerResultReview(ctx.host, ctx.log, picked.callback);
   await answerApproval(ctx, picked.callback);
 }
 
@@ -197,6 +203,16 @@ async function respond(ctx: CommandContext, callbackId: string | undefined): Pro
     gone: ALREADY_ANSWERED,
   });
   if (callback) await answerElicitation(ctx.host, ctx.log, callback);
+}
+
+/** A result held for review, from the tree (Pass, Withhold, Show) or the palette (picked). */
+async function reviewResult(ctx: CommandContext, callbackId: string | undefined, action: ReviewAction): Promise<void> {
+  const callback = await findOpenCallback(ctx, 'result-review', callbackId, {
+    title: 'Agent Policy: Review a Held Result',
+    none: 'Agent Policy: no result is held for review.',
+    gone: ALREADY_ANSWERED,
+  });
+  if (callback) await answerResultReview(ctx.host, ctx.log, callback, action);
 }
 
 async function answerApproval(ctx: CommandContext, callback: OpenApproval): Promise<void> {

@@ -17,6 +17,7 @@ import type { CoreCommands } from './lazyCommands.js';
 import type { Log } from './log.js';
 import { Notifications } from './notifications.js';
 import { EXPLAIN_SCHEME, Explanations, policyCommands, RuleCounts } from './policyCommands.js';
+import { HELD_RESULT_SCHEME, HeldResults } from './resultReview.js';
 import { PolicyDiagnostics } from './policyDiagnostics.js';
 import { PolicyQuickFixes } from './policyEditing.js';
 import { PolicyService } from './policyService.js';
@@ -89,6 +90,7 @@ export function startCore(shell: Shell): Core {
     new PolicyStatus(policy),
     startHookAsks({ workspaceFolder, host, policy, auditFile, log }),
     vscode.workspace.registerTextDocumentContentProvider(EXPLAIN_SCHEME, explanations),
+    vscode.workspace.registerTextDocumentContentProvider(HELD_RESULT_SCHEME, new HeldResults(host)),
     vscode.languages.registerCodeLensProvider(POLICY_SELECTOR, new RuleCounts(host)),
     vscode.languages.registerCodeActionsProvider(POLICY_SELECTOR, new PolicyQuickFixes(workspaceFolder), { providedCodeActionKinds: PolicyQuickFixes.kinds }),
   );

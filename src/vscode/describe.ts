@@ -10,16 +10,18 @@ import type { ListedSession } from '../runtime/listedSession.js';
 export function callbackSummary(c: OpenCallback): string {
   if (c.type === 'approval') return summarizeInput(c.request.input, 80);
   if (c.type === 'elicitation') return defang(summarizeInput(c.request.message, 80));
+  if (c.type === 'result-review') return `${summarizeInput(c.request.input, 80)} · result of ${c.request.chars} characters`;
   return c.sources.map((s) => `${s.name} (${s.mode})`).join(', ');
 }
 
-export const CALLBACK_ICONS: Record<OpenCallback['type'], string> = { approval: 'question', 'sign-in': 'account', elicitation: 'comment-discussion' };
-export const CALLBACK_KINDS: Record<OpenCallback['type'], string> = { approval: 'Approval', 'sign-in': 'Sign-in', elicitation: 'Request for input' };
+export const CALLBACK_ICONS: Record<OpenCallback['type'], string> = { approval: 'question', 'sign-in': 'account', elicitation: 'comment-discussion', 'result-review': 'eye' };
+export const CALLBACK_KINDS: Record<OpenCallback['type'], string> = { approval: 'Approval', 'sign-in': 'Sign-in', elicitation: 'Request for input', 'result-review': 'Result review' };
 
 /** The label of a callback in the tree and the quick pick. */
 export function callbackLabel(c: OpenCallback): string {
   if (c.type === 'approval') return c.request.tool.id;
   if (c.type === 'elicitation') return `${c.request.source.name} asks for input`;
+  if (c.type === 'result-review') return `Review result: ${c.request.tool.id}`;
   return `Sign in: ${c.sources.map((s) => s.name).join(', ')}`;
 }
 
@@ -46,7 +48,7 @@ export function describeAsker(hosted: ListedSession, c: OpenCallback): string {
 export function describeRule(c: OpenCallback): string {
   if (c.type === 'sign-in') return 'a sign-in';
   if (c.type === 'elicitation') return `the MCP server ${c.request.source.name}${c.request.toolId ? ` while running ${c.request.toolId}` : ''}`;
-  if (c.request.hook) return `the ${c.request.hook} hook`;
+  if (c.type !== 'result-review' && c.request.hook) return `the ${c.request.hook} hook`;
   const d = c.request.decision;
   if (!d) return 'the policy';
   const where = d.rule
@@ -102,6 +104,10 @@ export function askMessage(hosted: ListedSession, c: OpenCallback): string {
   if (c.type === 'sign-in') return defang(`Agent Policy: ${describeAsker(hosted, c)} needs a sign-in to ${callbackSummary(c)}.`);
   if (c.type === 'elicitation') {
     return defang(`Agent Policy: the MCP server ${c.request.source.name} asks for input${c.request.toolId ? ` (${describeAsker(hosted, c)} is running ${c.request.toolId})` : ''}: "${callbackSummary(c)}"`);
+  }
+  if (c.type === 'result-review') {
+    const failed = c.request.ok ? '' : ' (it failed; its error is the result)';
+    return defang(`Agent Policy: review the result of ${c.request.tool.id} before ${describeAsker(hosted, c)} sees it: ${summarizeInput(c.request.input, 80)}, ${c.request.chars} characters${failed} — held by ${describeRule(c)}.`);
   }
   return defang(`Agent Policy: ${describeAsker(hosted, c)} wants to run ${c.request.tool.id}: ${callbackSummary(c)} — asked by ${describeRule(c)}.${sandboxSentence(c.request.sandbox)}`);
 }

@@ -8,6 +8,7 @@ import type { Log } from './log.js';
 export type CoreCommandName =
   | 'startSession' | 'answerPending' | 'signIn' | 'respond' | 'showTranscript' | 'cancelSession'
   | 'allow' | 'allowForSession' | 'allowForAWhile' | 'deny' | 'dismissInterrupted' | 'revokeGrant'
+  | 'passResult' | 'withholdResult' | 'showResult'
   | 'openPolicy' | 'explain' | 'allowAndAddRule' | 'acceptPolicyChange' | 'showPolicyChange'
   | 'setApiKey' | 'selectLanguageModel' | 'forgetMcpServerApprovals' | 'governOtherAgents';
 
@@ -29,6 +30,9 @@ export function registerCommands(log: Log, core: () => Promise<CoreCommands>): v
     vscode.commands.registerCommand('agentPolicy.revokeGrant', later('revokeGrant')),
     vscode.commands.registerCommand('agentPolicy.deny', later('deny')),
     vscode.commands.registerCommand('agentPolicy.dismissInterrupted', later('dismissInterrupted')),
+    vscode.commands.registerCommand('agentPolicy.passResult', later('passResult')),
+    vscode.commands.registerCommand('agentPolicy.withholdResult', later('withholdResult')),
+    vscode.commands.registerCommand('agentPolicy.showResult', later('showResult')),
     vscode.commands.registerCommand('agentPolicy.openPolicy', later('openPolicy')),
     vscode.commands.registerCommand('agentPolicy.explain', later('explain')),
     vscode.commands.registerCommand('agentPolicy.allowAndAddRule', later('allowAndAddRule')),

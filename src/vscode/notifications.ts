@@ -1,4 +1,4 @@
-// Each ask raises one notification naming who asks, the tool id, a summary of the input and the
+// Each ask raises one notification (a result held for review: Pass / Withhold / Show) naming who asks, the tool id, a summary of the input and the
 // rule that asked, with Allow / Allow for 15 Minutes / Allow for Session / Deny (the other grants under More…). A burst is coalesced into one
 // notification that opens the tree. A setting turns them off (tree and status bar only).
 import * as vscode from 'vscode';
@@ -8,6 +8,7 @@ import type { SessionHost } from '../runtime/sessionHost.js';
 import { ALREADY_ANSWERED, answerCallback, answerFor, choiceDescription, choiceIcon, choiceLabel, notificationChoices, type Choice } from './answering.js';
 import { askMessage, defang } from './describe.js';
 import { answerElicitation, ELICITATION_ACTIONS } from './elicitation.js';
+import { answerResultReview, REVIEW_ACTIONS, showHeldResult } from './resultReview.js';
 import type { Log } from './log.js';
 
 const MORE = 'More…';
@@ -91,6 +92,7 @@ export class Notifications implements vscode.Disposable {
       });
       return;
     }
+    if (callback.type === 'result-review') return this.review(callback, hosted);
     const { buttons, more } = notificationChoices(callback.request);
     const labels = [...buttons.map(choiceLabel), MORE];
     void vscode.window.showWarningMessage(askMessage(hosted, callback), ...labels).then(async (picked) => {
@@ -98,6 +100,20 @@ export class Notifications implements vscode.Disposable {
       const choice = buttons.find((c) => choiceLabel(c) === picked);
       if (!choice) return;
       await answerCallback(this.host, this.log, callback.id, answerFor(choice));
+    });
+  }
+
+  /** A held result: Pass / Withhold / Show; Show opens it read-only and asks again. */
+  private review(callback: Extract<OpenCallback, { type: 'result-review' }>, hosted: ListedSession): void {
+    const { pass, withhold, show } = REVIEW_ACTIONS;
+    void vscode.window.showWarningMessage(askMessage(hosted, callback), pass, withhold, show).then(async (picked) => {
+      if (!picked) return;
+      if (!this.isOpen(callback.id)) return void vscode.window.showInformationMessage(ALREADY_ANSWERED);
+      if (picked === show) {
+        await showHeldResult(callback);
+        return this.review(callback, hosted);
+      }
+      await answerResultReview(this.host, this.log, callback, picked === pass ? 'pass' : 'withhold');
     });
   }
 

@@ -1,0 +1,68 @@
+// Result review in the editor: a tool's result held by a `"review": "result"` rule is answered
+// Pass or Withhold (notification, tree, palette), and Show opens it in a read-only editor. The
+// result is untrusted text (a fetched page, an MCP server's answer): shown as plain text in a
+// language of its own with link detection off, never rendered as markdown.
+import * as vscode from 'vscode';
+import { ResultReviewAnswer, type OpenResultReview } from '../runtime/answers.js';
+import type { SessionHost } from '../runtime/sessionHost.js';
+import { answerCallback } from './answering.js';
+import type { Log } from './log.js';
+
+export const HELD_RESULT_SCHEME = 'agent-policy-result';
+/** Contributed in package.json with `editor.links: false`: a held result's URLs are not clickable. */
+export const HELD_RESULT_LANGUAGE = 'agent-policy-held-result';
+
+export type ReviewAction = 'pass' | 'withhold' | 'show';
+
+export const REVIEW_ACTIONS: Record<ReviewAction, string> = { pass: 'Pass', withhold: 'Withhold', show: 'Show' };
+
+const REVIEW_DESCRIPTIONS: Record<ReviewAction, string> = {
+  pass: 'give the agent this result',
+  withhold: 'the agent is told a person withheld it, and gets none of it',
+  show: 'read the whole result first (read-only, as plain text)',
+};
+const REVIEW_ICONS: Record<ReviewAction, string> = { pass: '$(pass)', withhold: '$(eye-closed)', show: '$(eye)' };
+
+/** The held results' text by callback id, for the read-only documents that show them. */
+export class HeldResults implements vscode.TextDocumentContentProvider {
+  constructor(private readonly host: SessionHost) {}
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    const id = uri.path.replace(/^\//, '').replace(/\.txt$/, '');
+    const open = this.host.openCallbacks().find(({ callback }) => callback.id === id)?.callback;
+    // Once answered the result is gone from here: the agent has it (passed) or never will (withheld).
+    return open?.type === 'result-review' ? open.request.result : '(this result was already answered: it is no longer held here)';
+  }
+
+  static uri(callbackId: string): vscode.Uri {
+    return vscode.Uri.from({ scheme: HELD_RESULT_SCHEME, path: `/${callbackId}.txt` });
+  }
+}
+
+/** Opens a held result in a read-only editor, as plain text. */
+export async function showHeldResult(callback: OpenResultReview): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument(HeldResults.uri(callback.id));
+  await vscode.languages.setTextDocumentLanguage(doc, HELD_RESULT_LANGUAGE);
+  await vscode.window.showTextDocument(doc, { preview: true });
+}
+
+/** Asks what to do with a held result (or does `action`), and answers. Show opens it and asks again. Escape leaves it held. */
+export async function answerResultReview(host: SessionHost, log: Log, callback: OpenResultReview, action?: ReviewAction): Promise<void> {
+  for (;;) {
+    if (!action) {
+      const actions: ReviewAction[] = ['pass', 'withhold', 'show'];
+      const picked = await vscode.window.showQuickPick(
+        actions.map((a) => ({ label: `${REVIEW_ICONS[a]} ${REVIEW_ACTIONS[a]}`, description: REVIEW_DESCRIPTIONS[a], action: a })),
+        { title: `Agent Policy: review the result of ${callback.request.tool.id}`, placeHolder: `${callback.agent}: ${callback.request.summary} (${callback.request.chars} characters)`, ignoreFocusOut: true },
+      );
+      if (!picked) return;
+      action = picked.action;
+    }
+    if (action !== 'show') {
+      await answerCallback(host, log, callback.id, new ResultReviewAnswer({ action }));
+      return;
+    }
+    await showHeldResult(callback);
+    action = undefined;
+  }
+}
