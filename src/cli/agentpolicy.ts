@@ -9,6 +9,7 @@ import { kindFromId, type ToolCall } from '../policy/call.js';
 import { checkPolicyLayer } from '../policy/check.js';
 import { formatDiagnostic, hasErrors, LineMap, toJson, type Diagnostic, type DiagnosticJson } from '../policy/diagnostics.js';
 import { MARK_PATTERN, parseMarkList } from '../policy/flowMarks.js';
+import { controlsLimit, describeControls } from '../policy/managedControls.js';
 import { describeActual, describeDecision, describeExpected, describeParts, runInlineTests } from '../policy/inlineTests.js';
 import { loadPolicyText, Policy, type Explanation, type PolicyLayer } from '../policy/policy.js';
 import { toolKinds, type ToolKind } from '../policy/schema.js';
@@ -32,8 +33,8 @@ export interface CliIo {
 }
 
 const USAGE = `usage:
-  agentpolicy check [--policy F] [--agents F] [--json]
-  agentpolicy test [--policy F] [--json]
+  agentpolicy check [--policy F] [--managed F] [--agents F] [--json]
+  agentpolicy test [--policy F] [--managed F] [--json]
   agentpolicy explain --tool ID [--input JSON] [--kind K] [--agent NAME] [--hints JSON] [--tags a,b] [--marks a,b]
                       [--workspace DIR] [--untrusted] [--sandbox yes|no] [--policy F] [--managed F] [--user F] [--json]
   agentpolicy run --prompt TEXT [--workspace DIR] [--agents F] [--agent NAME] [--answer allow|deny|keep]
@@ -43,8 +44,8 @@ ${HOOK_USAGE.replace(/^usage:\n/, '')}`;
 
 const COMMON = { policy: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 const OPTIONS = {
-  check: { ...COMMON, agents: { type: 'string' } },
-  test: { ...COMMON },
+  check: { ...COMMON, agents: { type: 'string' }, managed: { type: 'string' } },
+  test: { ...COMMON, managed: { type: 'string' } },
   explain: {
     ...COMMON,
     tool: { type: 'string' }, input: { type: 'string' }, kind: { type: 'string' }, agent: { type: 'string' },
@@ -124,6 +125,17 @@ function workspacePolicyFile(values: Values, io: CliIo): { text: string; file: s
   return fs.existsSync(fallback) ? { text: fs.readFileSync(fallback, 'utf8'), file: '.agentpolicy.jsonc' } : undefined;
 }
 
+/** The files check and test read: the workspace policy (--policy or ./.agentpolicy.jsonc) and a managed policy (--managed), each as its layer. */
+function checkedPolicyFiles(values: Values, io: CliIo): Array<{ text: string; file: string; layer: 'workspace' | 'managed' }> {
+  const files: Array<{ text: string; file: string; layer: 'workspace' | 'managed' }> = [];
+  // A managed policy is read as one: its `controls` are a schema error in any other layer.
+  const managed = str(values, 'managed');
+  if (managed !== undefined) files.push({ ...readNamed(io, managed, '--managed'), layer: 'managed' });
+  const workspace = managed !== undefined && str(values, 'policy') === undefined ? undefined : workspacePolicyFile(values, io);
+  if (workspace) files.push({ ...workspace, layer: 'workspace' });
+  return files;
+}
+
 function printDiagnostics(io: CliIo, diagnostics: readonly Diagnostic[], texts: ReadonlyMap<string, string>, json: boolean): DiagnosticJson[] {
   const maps = new Map<string, LineMap>();
   const rows = diagnostics.map((d) => {
@@ -137,7 +149,8 @@ function printDiagnostics(io: CliIo, diagnostics: readonly Diagnostic[], texts: 
 
 function check(values: Values, io: CliIo): number {
   const json = values.json === true;
-  const policyFile = workspacePolicyFile(values, io);
+  const policyFiles = checkedPolicyFiles(values, io);
+  const policyFile = policyFiles.find((f) => f.layer === 'workspace') ?? policyFiles[0];
   const texts = new Map<string, string>();
   const diagnostics: Diagnostic[] = [];
 
@@ -155,12 +168,13 @@ function check(values: Values, io: CliIo): number {
     diagnostics.push(...parsed.diagnostics);
     agents = parsed.value;
   }
-  if (policyFile) {
-    texts.set(policyFile.file, policyFile.text);
-    const layer = loadPolicyText(policyFile.text, policyFile.file, 'workspace');
-    const workspaceFolder = path.dirname(path.resolve(io.cwd, policyFile.file));
+  for (const checked of [...policyFiles].reverse()) {
+    texts.set(checked.file, checked.text);
+    const layer = loadPolicyText(checked.text, checked.file, checked.layer);
+    const workspaceFolder = path.dirname(path.resolve(io.cwd, checked.file));
     diagnostics.unshift(...checkPolicyLayer(layer, { workspaceFolder, ...(agents ? { agents: spawnInfo(agents) } : {}) }));
-  } else if (!json) {
+  }
+  if (!policyFile && !json) {
     io.err('agentpolicy: no .agentpolicy.jsonc here and no --policy: there is no workspace policy to check');
   }
   const rows = printDiagnostics(io, diagnostics, texts, json);
@@ -175,9 +189,14 @@ function check(values: Values, io: CliIo): number {
 
 function test(values: Values, io: CliIo): number {
   const json = values.json === true;
-  const policyFile = workspacePolicyFile(values, io);
-  if (!policyFile) throw new UsageError('no .agentpolicy.jsonc here: name the policy with --policy');
-  const layer = loadPolicyText(policyFile.text, policyFile.file, 'workspace');
+  const policyFiles = checkedPolicyFiles(values, io);
+  if (policyFiles.length === 0) throw new UsageError('no .agentpolicy.jsonc here: name the policy with --policy (or a managed policy with --managed)');
+  // Each file's tests, one after the other; a failure or an invalid file anywhere fails the command.
+  return policyFiles.map((f) => testFile(f, json, io)).reduce((a, b) => Math.max(a, b), 0);
+}
+
+function testFile(policyFile: { text: string; file: string; layer: 'workspace' | 'managed' }, json: boolean, io: CliIo): number {
+  const layer = loadPolicyText(policyFile.text, policyFile.file, policyFile.layer);
   if (!layer.valid) {
     const rows = printDiagnostics(io, layer.diagnostics, new Map([[policyFile.file, policyFile.text]]), json);
     if (json) io.out(JSON.stringify({ valid: false, diagnostics: rows, tests: [] }, null, 2));
@@ -282,7 +301,7 @@ function explain(values: Values, io: CliIo): number {
 
   if (json) {
     const rows = printDiagnostics(io, diagnostics, texts, true);
-    io.out(JSON.stringify({ call, sessionMarks, ...result, diagnostics: rows }, null, 2));
+    io.out(JSON.stringify({ call, sessionMarks, ...result, ...(controlsLimit(policy.controls) ? { controls: policy.controls } : {}), diagnostics: rows }, null, 2));
   } else {
     printDiagnostics(io, diagnostics, texts, false);
     for (const line of explanationLines(result, policy, sessionMarks)) io.out(line);
@@ -303,6 +322,7 @@ export function explanationLines(result: Explanation, policy: Policy, sessionMar
   if (result.ask) {
     const t = result.ask.timeout !== undefined ? `, times out after ${result.ask.timeout}s (${result.ask.onTimeout})` : '';
     lines.push(`ask: a person may allow ${describeRemember(result.ask.remember)}${t}`);
+    if (result.ask.cappedBy !== undefined) lines.push(`  capped: ${result.ask.cappedBy}`);
   }
   if (result.parts) {
     lines.push(`parts (each judged on its own; the call takes the strictest):`);
@@ -323,6 +343,8 @@ export function explanationLines(result: Explanation, policy: Policy, sessionMar
   if (result.rule === null && result.defaultFrom === null && policy.layers.every(({ state }) => state.kind === 'ok')) {
     lines.push('no rule matched and no policy sets a default, so the call is asked');
   }
+  // What the managed policy lets a person give or start at all, whatever the rules say.
+  lines.push(...describeControls(policy.controls));
   return lines;
 }
 

@@ -24,7 +24,8 @@ export function examplePolicies(extensionPath: string): Array<{ file: string; na
   const dir = path.join(extensionPath, 'policies');
   let files: string[] = [];
   try {
-    files = fs.readdirSync(dir).filter((f) => f.endsWith('.agentpolicy.jsonc')).sort();
+    // A managed example (managed-*.agentpolicy.jsonc) sets controls, which a workspace policy may not: never a starting point.
+    files = fs.readdirSync(dir).filter((f) => f.endsWith('.agentpolicy.jsonc') && !f.startsWith('managed')).sort();
   } catch {
     return [];
   }
