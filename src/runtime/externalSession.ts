@@ -12,6 +12,7 @@ import { hash } from 'node:crypto';
 import { kindFromId } from '../policy/call.js';
 import { canonicalJson } from '../policy/compile.js';
 import type { Remember } from '../policy/grantLength.js';
+import { capRemember, NO_CONTROLS, type ManagedControls } from '../policy/managedControls.js';
 import type { PartDecision, PolicyDecision } from '../policy/policy.js';
 import { OpenApproval, type AnswerResult, type ApprovalRequest, type CallbackAnswer, type OpenCallback } from './answers.js';
 import { auditParts, inputDigest, summarizeInput, type AuditEntry, type AuditSink } from './audit.js';
@@ -65,6 +66,8 @@ export interface ExternalSessionWiring {
   changed(): void;
   /** Epoch milliseconds, for when time-limited grants lapse (default `Date.now`). */
   clock?: () => number;
+  /** The window's managed controls now: they cap what a person may give a hook's ask, whatever the hook was run with. */
+  controls?: () => ManagedControls;
 }
 
 /** Transcript lines kept per host session: a host session can live for days. */
@@ -133,13 +136,18 @@ export class ExternalSession implements CallbackHost, ListedSession {
     const canonical = canonicalJson(ask.input);
     // The name the hook judged the call with (rules' `agents` match it; Explain uses it): `claude`, `claude:Explore`.
     const agent = ask.agent !== undefined ? `${this.external.host}:${ask.agent}` : this.external.host;
-    const widest: Remember = ask.lowered ? 'never' : ask.remember;
+    // The hook judged with the managed policy it was given; the window's own managed controls cap the answer too.
+    const capped = capRemember(ask.remember, this.wiring.controls?.() ?? NO_CONTROLS);
+    const widest: Remember = ask.lowered ? 'never' : capped.remember;
     const decision: PolicyDecision = {
       decision: 'ask', rule: ask.rule, lowered: ask.lowered, warnings: [],
       ...(ask.reason !== undefined ? { reason: ask.reason } : {}),
       ...(ask.parts ? { parts: ask.parts } : {}),
       ...(ask.defaultFrom !== undefined ? { defaultFrom: ask.defaultFrom } : {}),
-      ask: { onTimeout: ask.onTimeout, remember: ask.remember, ...(ask.timeoutSeconds !== undefined ? { timeout: ask.timeoutSeconds } : {}) },
+      ask: {
+        onTimeout: ask.onTimeout, remember: capped.remember,
+        ...(capped.cappedBy !== undefined ? { cappedBy: capped.cappedBy } : {}), ...(ask.timeoutSeconds !== undefined ? { timeout: ask.timeoutSeconds } : {}),
+      },
     };
     const turnId = newId('hook');
     const auditBase = {

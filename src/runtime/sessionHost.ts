@@ -5,6 +5,7 @@
 // the same way. Plain TypeScript: the VS Code layer only shows what this holds.
 import type { Agent } from './agent.js';
 import { SdkError, type AnswerResult, type CallbackAnswer, type OpenCallback, type TurnState } from './answers.js';
+import type { ManagedControls } from '../policy/managedControls.js';
 import type { AuditSink } from './audit.js';
 import { interruptedSessions, readAuditLog, type RecoveredSession } from './auditRead.js';
 import type { RuntimeEvent } from './events.js';
@@ -113,6 +114,8 @@ export function foldSubagents(sessions: readonly RecoveredSession[]): Interrupte
 export interface SessionHostOptions {
   /** Where the audit log is appended; also read at start to find sessions a reload interrupted. */
   audit?: { sink: AuditSink; file?: string };
+  /** The managed controls in force now, which cap the answers to other agents' hook asks (the window's managed policy). */
+  controls?: () => ManagedControls;
 }
 
 /** Host sessions kept at most; beyond it, the oldest with nothing open are forgotten (and their Allow for Session with them). */
@@ -172,6 +175,7 @@ export class SessionHost {
           for (const l of this.callbackListeners) l(callback, listed);
         },
         changed: () => this.changed(),
+        ...(this.options.controls ? { controls: this.options.controls } : {}),
       });
       this.external.set(id, session);
       this.forgetIdleExternal();

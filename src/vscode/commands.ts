@@ -230,7 +230,7 @@ async function allowForAWhile(ctx: CommandContext, callbackId: string | undefine
   if (!callback) return;
   const timed = approvalChoices(callback.request).filter((c) => c.startsWith('allow-for-'));
   if (timed.length === 0) {
-    void vscode.window.showInformationMessage('Agent Policy: this call can only be allowed once (its rule says remember: never, a hook asks, or the workspace is untrusted).');
+    void vscode.window.showInformationMessage('Agent Policy: this call can only be allowed once (its rule says remember: never, a hook asks, the workspace is untrusted, or the managed controls allow no longer grant).');
     return;
   }
   const picked = await vscode.window.showQuickPick(

@@ -60,7 +60,7 @@ export function startCore(shell: Shell): Core {
   const storage = context.storageUri?.fsPath ?? context.globalStorageUri.fsPath;
   const auditFile = path.join(storage, 'audit.jsonl');
   const audit = new FileAuditLog(auditFile);
-  const host = new SessionHost({ audit: { sink: audit, file: auditFile } });
+  const host = new SessionHost({ audit: { sink: audit, file: auditFile }, controls: () => policy.current().controls });
   const tree = new CallbacksTree(host, callbacks.view);
   callbacks.fill(tree);
   const updateContext = (): void => {
@@ -71,6 +71,8 @@ export function startCore(shell: Shell): Core {
     void vscode.commands.executeCommand('setContext', 'agentPolicy.runningSessions', host.sessions().filter((s) => s.state === 'running').length);
     void vscode.commands.executeCommand('setContext', 'agentPolicy.sessions', host.sessions().length);
     void vscode.commands.executeCommand('setContext', 'agentPolicy.policyChangeHeld', policy.heldChange() !== undefined);
+    // Managed controls: menus offer Allow and Add Rule… only where the managed policy lets answers add rules.
+    void vscode.commands.executeCommand('setContext', 'agentPolicy.addRuleAllowed', policy.current().controls.addRule);
   };
   const explanations = new Explanations();
   let shellReady: Promise<void> | undefined;
@@ -81,7 +83,7 @@ export function startCore(shell: Shell): Core {
   context.subscriptions.push(
     policy,
     tree,
-    new Notifications(host, log),
+    new Notifications(host, log, () => policy.current().controls),
     new Transcripts(host),
     new vscode.Disposable(host.onDidChange(updateContext).dispose),
     policy.onDidChange(updateContext),
@@ -92,7 +94,7 @@ export function startCore(shell: Shell): Core {
     vscode.workspace.registerTextDocumentContentProvider(EXPLAIN_SCHEME, explanations),
     vscode.workspace.registerTextDocumentContentProvider(HELD_RESULT_SCHEME, new HeldResults(host)),
     vscode.languages.registerCodeLensProvider(POLICY_SELECTOR, new RuleCounts(host)),
-    vscode.languages.registerCodeActionsProvider(POLICY_SELECTOR, new PolicyQuickFixes(workspaceFolder), { providedCodeActionKinds: PolicyQuickFixes.kinds }),
+    vscode.languages.registerCodeActionsProvider(POLICY_SELECTOR, new PolicyQuickFixes(workspaceFolder, () => policy.current().controls), { providedCodeActionKinds: PolicyQuickFixes.kinds }),
   );
   updateContext();
   if (host.interrupted.length > 0) {

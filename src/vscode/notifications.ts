@@ -10,6 +10,7 @@ import { askMessage, defang } from './describe.js';
 import { answerElicitation, ELICITATION_ACTIONS } from './elicitation.js';
 import { answerResultReview, REVIEW_ACTIONS, showHeldResult } from './resultReview.js';
 import type { Log } from './log.js';
+import { NO_CONTROLS, type ManagedControls } from '../policy/managedControls.js';
 
 const MORE = 'More…';
 
@@ -24,6 +25,7 @@ export class Notifications implements vscode.Disposable {
   constructor(
     private readonly host: SessionHost,
     private readonly log: Log,
+    private readonly controls: () => ManagedControls = () => NO_CONTROLS,
   ) {
     const opened = host.onDidOpenCallback((callback, hosted) => this.opened(callback, hosted));
     // A failed session says why at once (a refused key, an unknown model): the transcript alone is easy to miss.
@@ -122,7 +124,8 @@ export class Notifications implements vscode.Disposable {
     const picked = await vscode.window.showQuickPick(
       [
         ...choices.map((choice) => ({ label: `${choiceIcon(choice)} ${choiceLabel(choice)}`, description: choiceDescription(choice), choice, command: undefined })),
-        { label: '$(add) Allow and Add Rule…', command: 'agentPolicy.allowAndAddRule' },
+        // Not where the managed controls say answers add no rules (controls: addRule false).
+        ...(this.controls().addRule ? [{ label: '$(add) Allow and Add Rule…', command: 'agentPolicy.allowAndAddRule' }] : []),
         { label: '$(info) Explain This Call', command: 'agentPolicy.explain' },
         { label: '$(bell) Show in Open Callbacks', command: 'agentPolicy.focusCallbacks' },
       ],

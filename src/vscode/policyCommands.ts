@@ -11,6 +11,7 @@ import { sandboxForDecision } from '../runtime/sandboxRun.js';
 import type { SessionHost } from '../runtime/sessionHost.js';
 import { describeDecision } from '../policy/inlineTests.js';
 import { describeChange } from '../policy/loosening.js';
+import { describeControls, NO_CONTROLS, type ManagedControls } from '../policy/managedControls.js';
 import { explainSandbox } from './describe.js';
 import type { CoreCommands } from './lazyCommands.js';
 import { allowAndAddRule } from './policyEditing.js';
@@ -106,7 +107,7 @@ export async function explainCall(policy: PolicyService, explanations: Explanati
     else delete call.tool.kind;
   }
   const explanation = policy.current().explain(call, { workspaceFolder: policy.workspaceFolder, trusted: vscode.workspace.isTrusted, ...sandboxForDecision(call.tool.id), marks: new Set(marks) });
-  const uri = explanations.add(explanationMarkdown(call, explanation, policy.workspaceFolder, marks));
+  const uri = explanations.add(explanationMarkdown(call, explanation, policy.workspaceFolder, marks, policy.current().controls));
   await vscode.commands.executeCommand('markdown.showPreview', uri);
 }
 
@@ -120,7 +121,7 @@ function fileLink(file: string, line: number, workspaceFolder: string): string {
   return `[${path.basename(file)}:${line}](${vscode.Uri.file(abs).with({ fragment: `L${line}` }).toString()})`;
 }
 
-export function explanationMarkdown(call: ToolCall, e: Explanation, workspaceFolder: string, marks: readonly string[] = []): string {
+export function explanationMarkdown(call: ToolCall, e: Explanation, workspaceFolder: string, marks: readonly string[] = [], controls: ManagedControls = NO_CONTROLS): string {
   const lines = [
     `# ${e.decision.toUpperCase()}: ${call.tool.id}`,
     '',
@@ -154,6 +155,12 @@ export function explanationMarkdown(call: ToolCall, e: Explanation, workspaceFol
   }
   if (e.trace.length === 0) lines.push('| (no rule names this tool) | | |');
   if (e.rule === null) lines.push('', `No rule matched: ${e.defaultFrom ? `the ${e.defaultFrom} policy's default` : 'the built-in default (ask)'} decided.`);
+  // What the managed policy lets a person give or start at all, and how it narrowed this ask.
+  const [heading, ...limits] = describeControls(controls);
+  if (heading !== undefined) {
+    lines.push('', '## Managed controls', '', `From ${markdownCell(heading.replace(/^managed controls \((.*)\):$/, '$1'))}:`, '', ...limits.map((l) => `- ${markdownCell(l.trim())}`));
+    if (e.ask?.cappedBy !== undefined) lines.push('', `This ask: ${markdownCell(e.ask.cappedBy)}.`);
+  }
   return lines.join('\n');
 }
 

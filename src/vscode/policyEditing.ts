@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { parseAgentsFile, spawnInfo } from '../agents/agentsFile.js';
+import { addRuleRefusal, NO_CONTROLS, type ManagedControls } from '../policy/managedControls.js';
 import { loadPolicyText } from '../policy/policy.js';
 import type { TextEdit } from '../policy/policyEdit.js';
 import { addSpawnAllowEdit, renameFieldEdit, shadowingRuleIndex, spawnAllowIndex, suggestedFieldName } from '../policy/ruleQuickFixes.js';
@@ -27,7 +28,11 @@ function toWorkspaceEdit(doc: vscode.TextDocument, edits: readonly TextEdit[]): 
 export class PolicyQuickFixes implements vscode.CodeActionProvider {
   static readonly kinds = [vscode.CodeActionKind.QuickFix];
 
-  constructor(private readonly workspaceFolder: string) {}
+  constructor(
+    private readonly workspaceFolder: string,
+    /** The managed controls now: with `addRule: false`, no quick fix adds an allow rule or moves one up (either could loosen). */
+    private readonly controls: () => ManagedControls = () => NO_CONTROLS,
+  ) {}
 
   provideCodeActions(doc: vscode.TextDocument, _range: vscode.Range, context: vscode.CodeActionContext): vscode.CodeAction[] {
     const text = doc.getText();
@@ -51,10 +56,11 @@ export class PolicyQuickFixes implements vscode.CodeActionProvider {
         const index = ruleIndexAt(text, offset);
         const above = index === undefined ? undefined : shadowingRuleIndex(layer, index);
         if (index !== undefined && above !== undefined) {
-          add(`Move rule ${index + 1} above rule ${above + 1}, which shadows it`, diagnostic, () => moveRuleEdit(text, index, above), true);
+          const loosens = layer.rules[index]?.decision === 'allow' && !this.controls().addRule;
+          if (!loosens) add(`Move rule ${index + 1} above rule ${above + 1}, which shadows it`, diagnostic, () => moveRuleEdit(text, index, above), true);
           add(`Delete rule ${index + 1}, which never decides`, diagnostic, () => deleteRuleEdit(text, index));
         }
-      } else if (diagnostic.code === 'spawn-denied') {
+      } else if (diagnostic.code === 'spawn-denied' && this.controls().addRule) {
         const layer = loadPolicyText(text, doc.uri.fsPath, 'workspace');
         const agentsFile = path.join(this.workspaceFolder, AGENTS_FILE);
         const agents = fs.existsSync(agentsFile) ? parseAgentsFile(fs.readFileSync(agentsFile, 'utf8'), agentsFile).value : undefined;
@@ -73,6 +79,12 @@ export class PolicyQuickFixes implements vscode.CodeActionProvider {
 export async function allowAndAddRule(host: SessionHost, policy: PolicyService, log: Log, callback: OpenApproval): Promise<void> {
   const trusted = vscode.workspace.isTrusted;
   const decision = callback.request.decision;
+  // The managed controls may forbid it: refused here too, since a command can be run however its menus are hidden.
+  const refusal = addRuleRefusal(policy.current().controls);
+  if (refusal !== undefined) {
+    void vscode.window.showWarningMessage(`Agent Policy: Allow and Add Rule is not available: ${refusal}. Answer with Allow or Deny.`);
+    return;
+  }
   if (callback.request.hook) {
     void vscode.window.showWarningMessage(`Agent Policy: the ${callback.request.hook} hook asks for this call whatever the rules say; a rule cannot allow it. Answer it once.`);
     return;

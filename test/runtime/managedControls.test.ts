@@ -17,6 +17,7 @@ import { rememberSeconds } from '../../src/policy/grantLength.js';
 import { addRuleRefusal, mcpServerRefusal } from '../../src/policy/managedControls.js';
 import { loadPolicyText, Policy, type PolicyLayer } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
+import { SessionHost } from '../../src/runtime/sessionHost.js';
 
 const MANAGED_FILE = '/etc/agentpolicy/managed.jsonc';
 const FILES: Record<LayerName, string> = { managed: MANAGED_FILE, workspace: '.agentpolicy.jsonc', user: 'user.jsonc' };
@@ -136,6 +137,20 @@ describe('managed controls in sessions', () => {
     assert.deepEqual(sources.map((s) => [s.name, s.connects]), [['files', 1], ['git', 1], ['git-push', 0], ['web', 0]]);
     assert.ok(warnings.some((w) => /git-push.*denies it \(controls\.mcpServers\.deny\)/.test(w)), warnings.join('\n'));
     assert.ok(warnings.some((w) => /"web" may not start: the managed policy \/etc\/agentpolicy\/managed\.jsonc allows only/.test(w)), warnings.join('\n'));
+  });
+
+  it("another agent's hook ask answered in the window follows the window's managed controls, whatever the hook was run with", () => {
+    const audit = new MemoryAuditLog();
+    const controls = new Policy({ managed: layerOf('managed', { controls: { longestGrant: '15m' } }) }).controls;
+    const host = new SessionHost({ audit: { sink: audit }, controls: () => controls });
+    const session = host.externalSession({ host: 'claude', hostLabel: 'Claude Code', hostSession: 'h1' });
+    const pending = session.ask({ toolId: 'builtin.run_command', input: { command: 'npm test' }, rule: null, lowered: false, remember: 'session', onTimeout: 'deny' });
+    const cb = session.openCallbacks().find((c) => c.id === pending.callbackId) as OpenApproval;
+    assert.deepEqual([cb.request.sessionAllowed, cb.request.longestGrant], [false, '15m']);
+    assert.throws(() => session.answer(cb.id, new AllowApproval({ scope: 'session' })), (e: unknown) => e instanceof SdkError && /at most 15 minutes/.test(e.message));
+    assert.throws(() => session.answer(cb.id, new AllowApproval({ scope: 'duration', seconds: 3600 })), SdkError);
+    assert.equal(audit.entries.filter((e) => e.event === 'answer-refused').length, 2);
+    assert.equal(session.answer(cb.id, new AllowApproval({ scope: 'duration', seconds: 900 })).type, 'answered');
   });
 
   describe('property: no layer but the managed one can relax a control', () => {
