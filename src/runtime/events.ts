@@ -16,5 +16,10 @@ export type RuntimeEvent =
   | { type: 'warning'; sessionId: string; message: string }
   /** Flow rules: a call that runs put new marks on the session tree (`added`); `marks` is all it carries now. */
   | { type: 'marks'; sessionId: string; agent: string; toolId: string; added: string[]; marks: string[] }
+  /**
+   * Hidden tools: before a model request, the tools not offered to the session's model because the
+   * policy denies every call of them (`by`: the rule or default), when that list changed (empty: none is hidden any more).
+   */
+  | { type: 'tools-hidden'; sessionId: string; agent: string; hidden: Array<{ toolId: string; name: string; by: string }> }
   /** At the start of a session that can run commands: whether they run sandboxed here, and why not. */
   | { type: 'sandbox'; sessionId: string; available: boolean; message: string };

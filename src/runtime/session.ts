@@ -6,6 +6,7 @@
 // Imports the session modules above; none of them imports this file (they see a session through
 // TreeSession and TurnOwner), and agent.ts imports it to start sessions.
 import * as path from 'node:path';
+import { SPAWN_TOOL } from '../policy/hiddenTools.js';
 import { initShellParser } from '../policy/shellParser.js';
 import { SdkError, type AnswerResult, type Blocked, type OpenCallback, type TurnState } from './answers.js';
 import { answerCallback, closeCallbacks, type AnsweredBy } from './callbacks.js';
@@ -17,7 +18,8 @@ import { DEFAULT_PROTECTED_FILES, protectedFilesHook } from './protected.js';
 import { sessionSandboxLine } from './sandboxRun.js';
 import { definitionOf, type SessionDefinition } from './sessionDefinition.js';
 import type { RootAgentDefinition, StartSessionOptions } from './sessionOptions.js';
-import { decide, ToolCalls } from './toolCall.js';
+import { ToolCalls } from './toolCall.js';
+import { toolDenial } from './offeredTools.js';
 import { grantRevokedEntry, type Grant } from './sessionGrants.js';
 import { newId, Tree, type TreeSession } from './tree.js';
 import { endTurn, Turn, TurnCore, type TurnOwner } from './turn.js';
@@ -261,9 +263,10 @@ export async function startSession(agent: RootAgentDefinition, options: StartSes
     tree.emit({ type: 'sandbox', sessionId: session.id, available: line.available, message: line.text });
   }
   if (agent.subagents.length > 0 && agent.builtins.subagents) {
-    const d = decide(tree, { tool: { id: 'agents.spawn', kind: 'builtin' }, input: {}, agent: agent.name });
-    if (d.decision === 'deny') {
-      const message = `This agent declares subagents, but its permission policy denies 'agents.spawn' (${d.rule ? `rule ${d.rule.index + 1}${d.rule.id ? ` "${d.rule.id}"` : ''}` : 'the default'}), so every start is denied. Add a rule allowing (or asking for) agents.spawn before it.`;
+    // Every start denied whatever its input (spawn-denied's proof): the spawn tool is then hidden from the model too.
+    const d = toolDenial(tree, agent.name, SPAWN_TOOL);
+    if (d !== undefined) {
+      const message = `This agent declares subagents, but its permission policy denies 'agents.spawn' (${d.rule ? `rule ${d.rule.index + 1}${d.rule.id ? ` "${d.rule.id}"` : ''}` : 'the default'}), so every start is denied and the spawn tool is not offered to its model. Add a rule allowing (or asking for) agents.spawn before it.`;
       session.warnings.push(message);
       tree.emit({ type: 'warning', sessionId: session.id, message });
       process.emitWarning(message, { code: 'AGENT_POLICY_SPAWN_DENIED' });

@@ -43,6 +43,10 @@ export function describeEvent(e: RuntimeEvent, rootId: string): string[] {
       return [`warning: ${e.message}`];
     case 'sandbox':
       return [`sandbox: ${e.message}`];
+    case 'tools-hidden':
+      return e.hidden.length === 0
+        ? [`${who(e.agent, e.sessionId)}   every tool is offered to its model again`]
+        : [`${who(e.agent, e.sessionId)}   not offered to its model (every call denied): ${e.hidden.map((h) => `${h.toolId} by ${h.by}`).join('; ')}`];
     case 'marks':
       return [`${who(e.agent, e.sessionId)}   marked the session: ${e.added.join(', ')} (by ${e.toolId}; it carries ${e.marks.join(', ')})`];
     default:
