@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import type { ToolCall } from '../policy/call.js';
 import type { Remember } from '../policy/grantLength.js';
 import type { PolicyDecision } from '../policy/policy.js';
+import { mcpServerOf, mcpServerRefusal } from '../policy/managedControls.js';
 import { auditParts, FileAuditLog, inputDigest, summarizeInput, type AuditEntry } from '../runtime/audit.js';
 import { DEFAULT_PROTECTED_FILES, PROTECTED_FILES_HOOK, protectedFilesCheck } from '../runtime/protected.js';
 import { bridgeDirectories } from './editorDiscovery.js';
@@ -218,6 +219,10 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
     // Result review: the host runs the tool after this hook and hands its result to its model itself,
     // so no result can be held here. A review rule asks before the call instead, once at a time.
     if (decision.review === 'result' && decision.decision !== 'deny') decision = reviewAsksFirst(decision, label);
+    // Managed controls: the host starts its own MCP servers, so what can be stopped is every call to a refused server's tools.
+    const server = mcpServerOf(call.tool.id);
+    const serverRefused = server === undefined ? undefined : mcpServerRefusal(server, held.policy.controls);
+    if (serverRefused !== undefined) decision = { decision: 'deny', rule: null, lowered: false, warnings: decision.warnings, reason: serverRefused };
     const protectedTitle = decision.decision === 'deny' ? undefined
       : protectedFilesCheck(protectedPaths(loaded.workspaceFolder, stateDir, deps.env))({ tool: call.tool, input: call.input, workspaceFolder: loaded.workspaceFolder });
     const decided: Omit<AuditEntry, 'time' | 'event'> = {

@@ -98,6 +98,11 @@ export function mcpServerRefusal(name: string, controls: ManagedControls): strin
   return undefined;
 }
 
+/** The MCP server of a tool id `mcp.<server>.<tool>` (a server name holds no dot: mcpConfig.ts), or undefined for any other tool. */
+export function mcpServerOf(toolId: string): string | undefined {
+  return /^mcp\.([A-Za-z0-9_-]+)\./.exec(toolId)?.[1];
+}
+
 /** Lines for `agentpolicy explain` and the Explain view: the controls in force, when they limit anything. */
 export function describeControls(controls: ManagedControls): string[] {
   if (!controlsLimit(controls)) return [];

@@ -5,6 +5,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { main } from '../../src/cli/agentpolicy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
 import { runCli } from './cliRun.js';
 
@@ -50,6 +51,21 @@ describe('agentpolicy and managed controls', () => {
     const json = JSON.parse((await run(['explain', '--json', '--managed', 'managed.jsonc', '--tool', 'builtin.write_file', '--input', '{"path":"a.txt"}'])).out.join('\n'));
     assert.equal(json.ask.remember, '15m');
     assert.deepEqual([json.controls.allowForSession, json.controls.addRule, json.controls.longestGrant], [false, false, '15m']);
+  });
+
+  it("agentpolicy hook denies every call to the tools of an MCP server the managed controls refuse, naming the managed policy", async () => {
+    const hook = async (tool: string): Promise<{ permissionDecision: string; permissionDecisionReason: string }> => {
+      const stdin = JSON.stringify({ session_id: 's', cwd, tool_name: tool, tool_input: {} });
+      const out: string[] = [];
+      await main(['hook', '--agent', 'claude', '--managed', 'managed.jsonc', '--audit', path.join(cwd, 'audit.jsonl')], {
+        out: (l) => out.push(l), err: () => undefined, cwd, readStdin: () => stdin, env: { XDG_STATE_HOME: path.join(cwd, 'state') },
+      });
+      return JSON.parse(out.join('\n')).hookSpecificOutput;
+    };
+    const refused = await hook('mcp__webfetch__get');
+    assert.equal(refused.permissionDecision, 'deny');
+    assert.match(refused.permissionDecisionReason, /"webfetch" may not start: the managed policy \S*managed\.jsonc denies it/);
+    assert.notEqual((await hook('mcp__files__read')).permissionDecision, 'deny');
   });
 
   it('explain without a managed policy shows no controls', async () => {
