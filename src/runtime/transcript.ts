@@ -35,6 +35,11 @@ export function describeEvent(e: RuntimeEvent, rootId: string): string[] {
       return [`${who(e.agent, e.sessionId)}   ${e.ok ? 'result' : 'error'}: ${truncated(e.content, 120)}`];
     case 'message':
       return [`${who(e.agent, e.sessionId)} says: ${e.text}`];
+    case 'callback-opened':
+      // Only a held result gets a line: an ask's own line is its tool call's.
+      return e.callback.type === 'result-review'
+        ? [`${who(e.agent, e.sessionId)}   result held for review (${e.callback.request.chars} characters, ${e.callback.request.digest.slice(0, 19)}…)`]
+        : [];
     case 'callback-settled':
       return [`${who(e.agent, e.sessionId)}   answered ${e.outcome} by ${e.by}`];
     case 'turn-ended':

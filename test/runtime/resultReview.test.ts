@@ -22,6 +22,8 @@ import { resultDigest } from '../../src/runtime/resultReview.js';
 import { ScriptedModel } from '../../src/runtime/scripted.js';
 import type { Session } from '../../src/runtime/session.js';
 import { tool } from '../../src/runtime/tools.js';
+import type { RuntimeEvent } from '../../src/runtime/events.js';
+import { describeEvent } from '../../src/runtime/transcript.js';
 
 let ws: string;
 const sessions: Session[] = [];
@@ -128,6 +130,12 @@ describe('result review through sessions', () => {
     assert.equal(settled.resultDigest, request.digest);
     assert.equal(audit.entries.find((e) => e.event === 'decision')?.review, 'result');
     for (const e of audit.entries) assert.ok(!JSON.stringify(e).includes(SECRET), `an audit line carries the result: ${JSON.stringify(e)}`);
+    // The transcript says the result was held, and then what the model got.
+    const events = (session as unknown as { tree: { events: RuntimeEvent[] } }).tree.events;
+    const lines = events.flatMap((e) => describeEvent(e, session.id));
+    const held = lines.findIndex((l) => /\[main\] {3}result held for review \(\d+ characters, sha256:[0-9a-f]{12}…\)/.test(l));
+    assert.ok(held >= 0, lines.join('\n'));
+    assert.ok(lines.slice(held).some((l) => /answered passed by handler/.test(l)), lines.join('\n'));
   });
 
   it('Withhold: the model gets a note that a person withheld the result, and none of it', async () => {
