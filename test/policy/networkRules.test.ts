@@ -320,6 +320,30 @@ describe('network rules: properties', () => {
     );
   });
 
+  it('curl and wget under domains ["*.a.com"] never reach a host outside a.com, whatever the spelling and options', () => {
+    const target = fc.tuple(
+      fc.constantFrom('x.a.com', 'a.com', 'evil.net', 'x.a.com.evil.net', 'X.A.COM.', '127.0.0.1'),
+      fc.constantFrom('https://', 'http://', '', 'https:///', 'https://u@', 'https://x.a.com@'),
+      fc.constantFrom('/', '/p?q=1', '\\@x.a.com/', ':8080/'),
+    ).map(([h, s, r]) => `${s}${h}${r}`);
+    const option = fc.constantFrom('-s', '-sSL', '-o out', '-H "A: b"', '-x evil.net:3128', '--proxy=http://x.a.com', '-K cfg', '--resolve x.a.com:443:6.6.6.6', '--', '-d @f');
+    const line = fc.tuple(fc.constantFrom('curl', 'wget', '/usr/bin/curl', 'sudo curl', 'env curl', 'https_proxy=http://evil.net curl'), fc.array(option, { maxLength: 3 }), target, fc.boolean())
+      .map(([program, options, url, quote]) => `${program} ${options.join(' ')} ${quote ? `'${url}'` : url}`);
+    const policy = { rules: [{ id: 'a', tools: ['builtin.run_command'], domains: ['*.a.com'], decision: 'allow' }] };
+    fc.assert(
+      fc.property(line, (command) => {
+        const d = decide(policy, run(command));
+        if (d.decision !== 'allow') return true;
+        // Allowed: no proxy outside a.com, no resolver, no config, and the URL's host as WHATWG reads it is under a.com.
+        if (/-x evil|-K |--resolve|_proxy=http:\/\/evil/.test(command)) return false;
+        const url = command.trim().split(/\s+/).pop()!.replace(/^'|'$/g, '');
+        const real = new URL(/^[a-z]+:\/\//i.test(url) ? url : `http://${url}`).hostname.toLowerCase().replace(/\.$/, '');
+        return real.endsWith('.a.com');
+      }),
+      { numRuns: 800 },
+    );
+  });
+
   it('domains ["*.a.com"] never allows a host outside a.com, whatever the spelling', () => {
     const label = fc.stringMatching(/^[a-z0-9]{1,6}$/);
     const host = fc.oneof(
