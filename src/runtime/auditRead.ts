@@ -183,6 +183,8 @@ function answeredCell(e: AuditEntry): string {
 function summaryCell(e: AuditEntry): string {
   if (e.summary !== undefined) return e.summary;
   if (e.event === 'sandbox-cleanup') return undoneCell(e.undone);
+  // An answer the runtime refused: why (a grant longer than the ask may be given, and what capped it).
+  if (e.event === 'answer-refused') return e.reason ?? '';
   if (e.event === 'session-started' && e.parentSession !== undefined) return `subagent of ${e.parentSession}`;
   return '';
 }

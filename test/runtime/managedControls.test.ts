@@ -17,6 +17,7 @@ import { rememberSeconds } from '../../src/policy/grantLength.js';
 import { addRuleRefusal, mcpServerRefusal } from '../../src/policy/managedControls.js';
 import { loadPolicyText, Policy, type PolicyLayer } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
+import { auditTable } from '../../src/runtime/auditRead.js';
 import { SessionHost } from '../../src/runtime/sessionHost.js';
 
 const MANAGED_FILE = '/etc/agentpolicy/managed.jsonc';
@@ -86,6 +87,7 @@ describe('managed controls in sessions', () => {
     const refused = audit.entries.filter((e) => e.event === 'answer-refused');
     assert.deepEqual(refused.map((e) => [e.callback, e.tool, e.answer, e.grantSeconds]), [[cb.id, 'client.x', 'allow-session', undefined], [cb.id, 'client.x', 'allow-duration', 7200]]);
     assert.match(refused[0]!.reason ?? '', /managed policy/);
+    assert.match(auditTable(audit.entries, { events: ['answer-refused'] }), /answer-refused .*allow-session .*allows grants of at most 1 hour/);
     assert.equal((await turn.answer(cb.id, new AllowApproval({ scope: 'duration', seconds: 3600 }))).type, 'answered');
     assert.equal((await turn.result({ after: state as Blocked })).type, 'completed');
     assert.equal(ran.length, 2, 'the second call was answered by the hour grant');
