@@ -88,7 +88,7 @@ export function unionMarks(lists: ReadonlyArray<readonly string[] | undefined>):
   return [...all].sort();
 }
 
-/** Reads `--marks secret,web` (or an inline test's list) into a set. */
+/** Reads `--marks secret,web` into its labels. */
 export function parseMarkList(text: string): string[] {
   return text.split(',').map((m) => m.trim()).filter((m) => m.length > 0);
 }
