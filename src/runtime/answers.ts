@@ -111,9 +111,10 @@ export interface ApprovalTool {
   kind: ToolKind | 'unknown';
   description?: string;
   annotations: ToolAnnotations;
-  /** What the policy read the call's paths and command from, so the same call can be judged again. */
+  /** What the policy read the call's paths, command and URLs from, so the same call can be judged again. */
   pathArgs?: readonly string[];
   commandArg?: string;
+  urlArgs?: readonly string[];
   tags?: readonly string[];
 }
 

@@ -169,6 +169,7 @@ export class ToolCalls {
         id: tool.id, name: call.name, kind: tool.kind, description: tool.description, annotations: { ...tool.annotations },
         ...(tool.pathArgs ? { pathArgs: tool.pathArgs } : {}),
         ...(tool.commandArg ? { commandArg: tool.commandArg } : {}),
+        ...(tool.urlArgs ? { urlArgs: tool.urlArgs } : {}),
         ...(tool.tags ? { tags: tool.tags } : {}),
       },
       ...(hook ? { hook: hook.hook } : {}),

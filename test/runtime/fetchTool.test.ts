@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import type * as http from 'node:http';
 import * as os from 'node:os';
 import { Agent, Builtins, PermissionPolicy, PermissionRule } from '../../src/runtime/agent.js';
+import { AllowApproval, type OpenApproval } from '../../src/runtime/answers.js';
 import { ScriptedModel } from '../../src/runtime/scripted.js';
 import { fetchTool, type FetchedPage } from '../../src/runtime/fetchTool.js';
 import { htmlToText } from '../../src/runtime/htmlText.js';
@@ -165,6 +166,30 @@ describe('builtin.fetch', () => {
       assert.equal(state.type, 'completed');
       assert.match((state as { text: string }).text, /denied/);
       assert.deepEqual(requests.slice(before), ['GET /plain'], 'the denied URL was never requested');
+    } finally {
+      await session.cancel();
+    }
+  });
+});
+
+describe('a fetch asked of a person', () => {
+  it('the approval names what the policy read the URLs from, so the call can be judged again', async () => {
+    let asked: OpenApproval | undefined;
+    const agent = new Agent({
+      instructions: '',
+      builtins: new Builtins({ subagents: false, network: true }),
+      permissionPolicy: new PermissionPolicy({ default: 'ask' }),
+      model: new ScriptedModel({ agents: { main: [{ call: 'fetch', input: { url: 'http://127.0.0.1:9/x' } }, { say: 'done' }] } }),
+    });
+    const session = await agent.startSession({
+      onApproval: (ctx) => {
+        asked = ctx.callback as OpenApproval;
+        return new AllowApproval();
+      },
+    });
+    try {
+      await session.run('fetch');
+      assert.deepEqual(asked?.request.tool.urlArgs, ['url', 'urls']);
     } finally {
       await session.cancel();
     }
