@@ -63,13 +63,18 @@ export function looseningDiff(accepted: PolicyLayer | undefined, next: PolicyLay
       const withMarks = { ...decideOptions, marks: new Set(marks) };
       const before = acceptedPolicy.decide(call, withMarks);
       const after = nextPolicy.decide(call, withMarks);
-      if (!isLoosening(before.decision, after.decision)) continue;
+      if (!isLoosening(before.decision, after.decision) && !dropsReview(before, after)) continue;
       changes.push({ call, before, after, ...(marks.length > 0 ? { marks } : {}), key: callKey(call) });
       break;
     }
   }
   changes.sort((a, b) => (a.call.tool.id < b.call.tool.id ? -1 : a.call.tool.id > b.call.tool.id ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return changes.map(({ key: _key, ...change }) => change);
+}
+
+/** A change that stops reviewing a call's result loosens it too: the agent would get unread what a person read first. */
+function dropsReview(before: PolicyDecision, after: PolicyDecision): boolean {
+  return before.review !== undefined && before.decision !== 'deny' && after.review === undefined && after.decision !== 'deny';
 }
 
 /** Every label a rule's `when.marked` names in these layers, sorted. */
@@ -103,8 +108,9 @@ export function describeChange(change: LooseningChange): string {
 }
 
 function describeOutcome(d: PolicyDecision): string {
-  if (d.rule === null) return `${d.decision} (default)`;
-  return `${d.decision} (rule ${d.rule.index + 1}${d.rule.id !== null ? ` "${d.rule.id}"` : ''})`;
+  const reviewed = d.review !== undefined ? ', result reviewed' : '';
+  if (d.rule === null) return `${d.decision} (default${reviewed})`;
+  return `${d.decision} (rule ${d.rule.index + 1}${d.rule.id !== null ? ` "${d.rule.id}"` : ''}${reviewed})`;
 }
 
 export const HELD_REASON =
@@ -113,13 +119,15 @@ export const HELD_REASON =
 /**
  * The decision while a change of the workspace policy waits for a person: `next` decides,
  * except that an `allow` which `accepted` would not give asks instead (and cannot be
- * remembered for the session). Tightenings apply at once.
+ * remembered for the session), and a result `accepted` reviews stays reviewed. Tightenings apply at once.
  */
 export function heldDecision(nextPolicy: Policy, acceptedPolicy: Policy, call: ToolCall, options: DecideOptions): PolicyDecision {
-  const next = nextPolicy.decide(call, options);
-  if (next.decision !== 'allow') return next;
+  const decided = nextPolicy.decide(call, options);
+  if (decided.decision === 'deny') return decided;
   const accepted = acceptedPolicy.decide(call, options);
-  if (accepted.decision === 'allow') return next;
+  // A result the accepted version reviews stays reviewed until the change is accepted.
+  const next = dropsReview(accepted, decided) ? { ...decided, review: accepted.review } : decided;
+  if (next.decision !== 'allow' || accepted.decision === 'allow') return next;
   return {
     ...next,
     decision: 'ask',

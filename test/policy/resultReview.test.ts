@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { main } from '../../src/cli/agentpolicy.js';
 import type { ToolCall } from '../../src/policy/call.js';
 import { runInlineTests, testDiagnostics } from '../../src/policy/inlineTests.js';
+import { describeChange, heldDecision, looseningDiff } from '../../src/policy/loosening.js';
 import { loadPolicyText, Policy, type DecideOptions, type PolicyLayer } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
 
@@ -153,5 +154,26 @@ describe('result review: explain and inline tests', () => {
     } finally {
       fs.rmSync(cwd, { recursive: true, force: true });
     }
+  });
+});
+
+describe('result review: a change that drops it', () => {
+  const reviewed = [{ id: 'fetch', tools: ['builtin.fetch'], decision: 'allow', review: 'result' }];
+  const unreviewed = [{ id: 'fetch', tools: ['builtin.fetch'], decision: 'allow' }];
+
+  it('is a loosening held for a person, and the result stays reviewed until it is accepted', () => {
+    const accepted = layer(reviewed);
+    const next = layer(unreviewed);
+    const changes = looseningDiff(accepted, next, { workspaceFolder: FOLDER, followSymlinks: false });
+    const fetch = changes.find((c) => c.call.tool.id === 'builtin.fetch');
+    assert.ok(fetch, changes.map(describeChange).join('\n'));
+    assert.match(describeChange(fetch), /allow \(rule 1 "fetch", result reviewed\) → allow \(rule 1 "fetch"\)/);
+    const held = heldDecision(new Policy({ workspace: next }), new Policy({ workspace: accepted }), call('builtin.fetch', { url: 'https://a.example/' }), OPTIONS);
+    assert.equal(held.decision, 'allow');
+    assert.equal(held.review, 'result');
+  });
+
+  it('adding a review is no loosening', () => {
+    assert.deepEqual(looseningDiff(layer(unreviewed), layer(reviewed), { workspaceFolder: FOLDER, followSymlinks: false }).filter((c) => c.call.tool.id === 'builtin.fetch'), []);
   });
 });
