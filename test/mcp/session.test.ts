@@ -8,8 +8,8 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { McpToolSource } from '../../src/mcp/mcpToolSource.js';
 import {
-  Agent, AllowApproval, AlreadySettled, Answered, Blocked, Builtins, DenyApproval, ElicitationAnswer, OpenApproval, OpenElicitation, OpenSignIn,
-  PermissionPolicy, PermissionRule, ScriptedModel, SignInAnswer, tool,
+  Agent, AllowApproval, AlreadySettled, Answered, Blocked, Builtins, DenyApproval, ElicitationAnswer, OpenApproval, OpenElicitation, OpenResultReview, OpenSignIn,
+  PermissionPolicy, PermissionRule, ResultReviewAnswer, ScriptedModel, SignInAnswer, tool,
   type OpenCallback, type RuntimeEvent, type RuntimeTool, type Session, type TurnState,
 } from '../../src/entries/runtime.js';
 import { startHttpFixture, type HttpFixture } from './fixtures/httpServer.js';
@@ -106,6 +106,26 @@ describe('MCP tool sources in agent sessions', function () {
         ['mcp.fs.read_text_file', 'fs_read_text_file', 'allow'],
       ]);
       assert.deepEqual(events.flatMap((e) => (e.type === 'tool-result' ? [e.ok] : [])), [true, true]);
+    });
+
+    it('a result under a review rule waits for a person: withheld, the model gets none of it; passed, all of it', async () => {
+      const review = PermissionRule({ tools: ['mcp.fs.read_text_file'], hints: { readOnlyHint: true }, decision: 'allow', review: 'result' });
+      const script = [{ call: 'fs_read_text_file', input: { path: file('hello.txt') }, as: 'text' }, { say: 'got: {{text}}' }];
+      const withheld = await start(fsSource(), script, [review, ALLOW_READ_ONLY]);
+      const state = await withheld.run('go');
+      const cb = onlyCallback(state);
+      assert.ok(cb instanceof OpenResultReview);
+      assert.equal(cb.request.tool.id, 'mcp.fs.read_text_file');
+      assert.equal(cb.request.result, 'hello from the workspace\n');
+      await withheld.turn(state.turnId).answer(cb.id, new ResultReviewAnswer({ action: 'withhold' }));
+      const text = completedText(await withheld.turn(state.turnId).result({ after: blocked(state) }));
+      assert.doesNotMatch(text, /hello from the workspace/);
+      assert.match(text, /withheld/);
+
+      const passed = await start(fsSource(), script, [review, ALLOW_READ_ONLY]);
+      const again = await passed.run('go');
+      await passed.turn(again.turnId).answer(onlyCallback(again).id, new ResultReviewAnswer({ action: 'pass' }));
+      assert.equal(completedText(await passed.turn(again.turnId).result({ after: blocked(again) })), 'got: hello from the workspace\n');
     });
 
     it('write_file asks; a denial leaves the file system as it was', async () => {

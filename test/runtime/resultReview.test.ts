@@ -11,7 +11,8 @@ import fc from 'fast-check';
 import { z } from 'zod';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
-import { Agent, Builtins, Subagent } from '../../src/runtime/agent.js';
+import { Agent, Builtins, PermissionPolicy, PermissionRule, Subagent } from '../../src/runtime/agent.js';
+import { closeLoopbackServer, loopbackPort, startLoopbackServer } from '../loopbackHttp.js';
 import {
   AllowApproval, Blocked, Completed, DenyApproval, Failed, KeepCallbackOpen, ResultReviewAnswer, SdkError,
   type OpenResultReview, type TurnState,
@@ -258,5 +259,34 @@ describe('result review through sessions', () => {
         await session.cancel();
       },
     ), { numRuns: 40 });
+  });
+
+  it('builtin.fetch: a page a domains rule allows is fetched, and held until a person passes it', async () => {
+    const server = await startLoopbackServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(`<html><body><p>${SECRET}</p></body></html>`);
+    });
+    try {
+      const url = `http://127.0.0.1:${loopbackPort(server)}/page`;
+      const model = recording({ main: [{ call: 'fetch', input: { url } }, { say: 'done' }] });
+      const fetching = new Agent({
+        instructions: '',
+        builtins: new Builtins({ subagents: false, network: true }),
+        permissionPolicy: new PermissionPolicy({ default: 'deny', rules: [PermissionRule({ tools: ['builtin.fetch'], domains: ['127.0.0.1'], decision: 'allow', review: 'result' })] }),
+        model,
+      });
+      const session = await start(fetching);
+      const blocked = await session.run('go');
+      assert.ok(blocked instanceof Blocked);
+      const review = blocked.callbacks[0] as OpenResultReview;
+      assert.equal(review.request.tool.id, 'builtin.fetch');
+      assert.ok(review.request.result.includes(SECRET), review.request.result);
+      assert.ok(!model.seen.flat().some((m) => m.content.includes(SECRET)));
+      await session.turn(blocked.turnId).answer(review.id, new ResultReviewAnswer({ action: 'pass' }));
+      completed(await session.turn(blocked.turnId).result({ after: blocked }));
+      assert.ok(toolMessages(model).some((m) => m.includes(SECRET)));
+    } finally {
+      await closeLoopbackServer(server);
+    }
   });
 });
