@@ -9,6 +9,8 @@ import { kindFromId, type ToolCall } from '../policy/call.js';
 import { checkPolicyLayer } from '../policy/check.js';
 import { formatDiagnostic, hasErrors, LineMap, toJson, type Diagnostic, type DiagnosticJson } from '../policy/diagnostics.js';
 import { MARK_PATTERN, parseMarkList } from '../policy/flowMarks.js';
+import { hiddenSentence, outrightDenial } from '../policy/hiddenTools.js';
+import type { ParsedJsonc } from '../policy/parse.js';
 import { controlsLimit, describeControls } from '../policy/managedControls.js';
 import { describeActual, describeDecision, describeExpected, describeParts, runInlineTests } from '../policy/inlineTests.js';
 import { loadPolicyText, Policy, type Explanation, type PolicyLayer } from '../policy/policy.js';
@@ -18,6 +20,7 @@ import { auditTable, interruptedSessions, readAuditLog, sessionMarks } from '../
 import { sandboxForDecision } from '../runtime/sandboxRun.js';
 import { hookInstallCommand } from './hookInstallCommand.js';
 import { HOOK_USAGE, hookMain, readProcessStdin } from './hookMain.js';
+import { toolsOfferedDiagnostics } from './toolsOffered.js';
 import { runCommand, RunUsageError } from './run.js';
 
 export class UsageError extends Error {}
@@ -161,23 +164,35 @@ function check(values: Values, io: CliIo): number {
     if (fs.existsSync(path.resolve(io.cwd, beside))) agentsFileArg = beside;
   }
   let agents: AgentsFile | undefined;
+  let agentsRead: { parsed: ParsedJsonc<AgentsFile>; file: string } | undefined;
   if (agentsFileArg !== undefined) {
     const { text, file } = readNamed(io, agentsFileArg, '--agents');
     texts.set(file, text);
     const parsed = parseAgentsFile(text, file);
     diagnostics.push(...parsed.diagnostics);
     agents = parsed.value;
+    agentsRead = { parsed, file };
   }
+  const layers: PolicyLayer[] = [];
   for (const checked of [...policyFiles].reverse()) {
     texts.set(checked.file, checked.text);
     const layer = loadPolicyText(checked.text, checked.file, checked.layer);
+    layers.push(layer);
     const workspaceFolder = path.dirname(path.resolve(io.cwd, checked.file));
     diagnostics.unshift(...checkPolicyLayer(layer, { workspaceFolder, ...(agents ? { agents: spawnInfo(agents) } : {}) }));
   }
   if (!policyFile && !json) {
     io.err('agentpolicy: no .agentpolicy.jsonc here and no --policy: there is no workspace policy to check');
   }
-  const rows = printDiagnostics(io, diagnostics, texts, json);
+  // Hidden tools: with an agents file and valid policies, what each agent's model is offered (info, after the rest).
+  const offered = agentsRead && layers.length > 0 && layers.every((l) => l.valid)
+    ? toolsOfferedDiagnostics(agentsRead.parsed, agentsRead.file, path.resolve(io.cwd, agentsRead.file), new Policy(Object.fromEntries(layers.map((l) => [l.layer, l]))), layers.map((l) => l.file).reverse())
+    : [];
+  diagnostics.push(...offered.map((o) => o.diagnostic));
+  const rows = printDiagnostics(io, diagnostics, texts, json).map((row, i) => {
+    const data = offered[i - (diagnostics.length - offered.length)]?.data;
+    return data ? { ...row, ...data } : row;
+  });
   if (json) io.out(JSON.stringify(rows, null, 2));
   else if (policyFile) {
     const errors = rows.filter((r) => r.severity === 'error').length;
@@ -299,12 +314,16 @@ function explain(values: Values, io: CliIo): number {
     result.warnings.push(`${invalid.map((l) => l.file).join(', ')} ${invalid.length === 1 ? 'is' : 'are'} invalid, so allow is shown as ask`);
   }
 
+  // Hidden tools: every call of this tool by this agent is denied, whatever its input (as the runtime judges its tool list).
+  const hidden = outrightDenial(policy, call.tool, call.agent);
   if (json) {
     const rows = printDiagnostics(io, diagnostics, texts, true);
-    io.out(JSON.stringify({ call, sessionMarks, ...result, ...(controlsLimit(policy.controls) ? { controls: policy.controls } : {}), diagnostics: rows }, null, 2));
+    io.out(JSON.stringify({ call, sessionMarks, ...result, ...(hidden ? { hidden } : {}), ...(controlsLimit(policy.controls) ? { controls: policy.controls } : {}), diagnostics: rows }, null, 2));
   } else {
     printDiagnostics(io, diagnostics, texts, false);
-    for (const line of explanationLines(result, policy, sessionMarks)) io.out(line);
+    const lines = explanationLines(result, policy, sessionMarks);
+    if (hidden) lines.splice(1, 0, `hidden: ${hiddenSentence(hidden, call.agent)}`);
+    for (const line of lines) io.out(line);
   }
   return invalid.length > 0 ? 1 : 0;
 }

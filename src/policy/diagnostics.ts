@@ -10,7 +10,9 @@ export type DiagnosticCode =
   | 'duplicate-id'
   | 'shadowed'
   | 'spawn-denied'
-  | 'test-failed';
+  | 'test-failed'
+  /** `agentpolicy check` with an agents file: the tools an agent's model is offered, and those hidden (info). */
+  | 'tools-offered';
 
 export interface Diagnostic {
   file: string;

@@ -12,7 +12,7 @@ import { toolMismatch, type CompiledRule, type LayerName, type RuleRef, type Too
 import { literalPrefix, isOpenPrefix } from './globs.js';
 import type { Policy, PolicyLayer } from './policy.js';
 import { SUBAGENT_TOOL_ANNOTATIONS } from './policyNames.js';
-import type { Decision } from './schema.js';
+import type { Decision, ToolKind } from './schema.js';
 
 /** `agents.spawn` as the runtime offers it (runtime/subagentTools.ts): hidden when every start is denied. */
 export const SPAWN_TOOL: ToolDescriptor = { id: 'agents.spawn', kind: 'builtin', annotations: SUBAGENT_TOOL_ANNOTATIONS };
@@ -94,29 +94,33 @@ export function outrightDenial(policy: Policy | undefined, tool: ToolDescriptor,
   return walk(policy, (layer) => layer.candidates(tool.id), (rule) => (toolMismatch(rule, view) === null ? 'every' : 'none'), options).denial;
 }
 
-/** What can be said of a server's tools before it lists them: all hidden, or some by these rules. */
-export interface ServerToolsHidden {
-  /** Every tool the server could list is denied outright, by this. */
+/** What can be said of tools not listed yet: all hidden, or some by these rules. */
+export interface UnlistedToolsHidden {
+  /** Every one of them is denied outright, by this. */
   all?: OutrightDenial;
-  /** Deny rules that hide those of its tools they match (by name, hints or tags), unless an earlier rule decides them. */
+  /** Deny rules that hide those of them they match (by name, hints or tags), unless an earlier rule decides them. */
   some: RuleRef[];
 }
 
 /**
- * For the tools of a server not listed yet (ids `<sourceId>.<name>`, kind mcp, hints and tags
- * unknown): whether the policy hides all of them from this agent, or which rules hide some.
+ * Tools known before they are listed only by their ids and kind, not their hints and tags: an MCP
+ * server's (`{ sourceId: 'mcp.github' }`: ids `mcp.github.<name>`, kind mcp), or a client tool an
+ * agents file names (`{ id: 'client.lookup', kind: 'client' }`).
  */
-export function serverToolsHidden(policy: Policy | undefined, sourceId: string, agent: string, options: HiddenToolOptions = {}): ServerToolsHidden {
-  const prefix = `${sourceId}.`;
+export type UnlistedTools = { sourceId: string } | { id: string; kind: ToolKind };
+
+/** Whether the policy hides all of these tools from this agent, or which rules hide some. */
+export function unlistedToolsHidden(policy: Policy | undefined, tools: UnlistedTools, agent: string, options: HiddenToolOptions = {}): UnlistedToolsHidden {
+  const kind: ToolKind = 'sourceId' in tools ? 'mcp' : tools.kind;
   const reach = (rule: CompiledRule): Reach => {
-    if (rule.kinds && !rule.kinds.has('mcp')) return 'none';
+    if (rule.kinds && !rule.kinds.has(kind)) return 'none';
     if (rule.agents && !rule.agents.test(agent)) return 'none';
-    const byName = nameReach(rule, prefix);
+    const byName = 'sourceId' in tools ? nameReach(rule, `${tools.sourceId}.`) : rule.tools === undefined || rule.tools.test(tools.id) ? 'every' : 'none';
     if (byName === 'none') return 'none';
-    // Hints and tags are what the server will declare: not known yet.
+    // Hints and tags are what the tool will declare: not known yet.
     return byName === 'every' && rule.hints === undefined && rule.tags === undefined ? 'every' : 'some';
   };
-  const walked = walk(policy, (layer) => layer.rules, reach, options);
+  const walked = walk(policy, (layer) => ('sourceId' in tools ? layer.rules : layer.candidates(tools.id)), reach, options);
   return { ...(walked.denial ? { all: walked.denial } : {}), some: walked.partial.map((r) => r.ref) };
 }
 
@@ -124,13 +128,12 @@ export function serverToolsHidden(policy: Policy | undefined, sourceId: string, 
 function nameReach(rule: CompiledRule, prefix: string): Reach {
   const tools = rule.tools;
   if (tools === undefined) return 'every';
-  const probe = `${prefix}x`;
   const canStartWith = (glob: string): boolean => {
     const lit = literalPrefix(glob);
     return lit.startsWith(prefix) || prefix.startsWith(lit);
   };
   if (!tools.positives.some(canStartWith)) return 'none';
-  const everyName = tools.negatives.length === 0 && tools.test(probe)
+  const everyName = tools.negatives.length === 0 && tools.test(`${prefix}x`)
     && tools.positives.some((g) => isOpenPrefix(g) && prefix.startsWith(g.replace(/\*+$/, '')));
   return everyName ? 'every' : 'some';
 }

@@ -91,24 +91,19 @@ export function loadWorkspaceAgents(options: LoadAgentsOptions): WorkspaceAgents
         if (!sources.includes(s)) sources.push(s);
       };
       for (const ref of refs ?? []) {
-        if (ref === 'mcp.*') (options.toolSources ?? []).forEach(addSource);
-        else if (ref.startsWith('mcp.')) {
-          // `mcp.<server>` or `mcp.<server>.*`: every tool of that server (the policy narrows further).
-          const id = ref.endsWith('.*') ? ref.slice(0, -2) : ref;
+        const named = toolRef(ref);
+        if (named.kind === 'mcp-all') (options.toolSources ?? []).forEach(addSource);
+        else if (named.kind === 'mcp') {
+          const id = named.sourceId;
           const source = options.toolSources?.find((s) => s.id === id);
           if (source) addSource(source);
           else {
             const known = (options.toolSources ?? []).map((s) => s.id);
             diagnostics.push(problem(file, `${owner}: no MCP server "${id.slice(4)}" is declared in .vscode/mcp.json${known.length ? ` (servers: ${known.map((k) => k.slice(4)).join(', ')})` : ''}; name a server as mcp.<server>`));
           }
-        } else if (ref === 'builtin.*') {
-          builtins.files = true;
-          builtins.commands = true;
-          builtins.network = true;
-        } else if (ref === 'builtin.run_command') builtins.commands = true;
-        else if (ref === 'builtin.fetch') builtins.network = true;
-        else if (fileTools.has(ref)) tools.push(fileTools.get(ref)!);
-        else if (ref.startsWith('client.')) {
+        } else if (named.kind === 'builtins') Object.assign(builtins, named.families);
+        else if (named.kind === 'file-tool') tools.push(fileTools.get(named.id)!);
+        else if (named.kind === 'client') {
           const t = options.clientTools?.find((c) => c.id === ref);
           if (t) tools.push(t);
           else diagnostics.push(problem(file, `${owner}: no client tool ${ref} is registered`));
@@ -135,6 +130,31 @@ export function loadWorkspaceAgents(options: LoadAgentsOptions): WorkspaceAgents
     agents.push(agentOf(decl, model, own, subagents));
   }
   return { file, parsed, agents, diagnostics };
+}
+
+/** What one entry of an agent's `tools` names. */
+export type ToolRef =
+  | { kind: 'mcp-all' }
+  /** `mcp.<server>` or `mcp.<server>.*`: every tool of that server (the policy narrows further). */
+  | { kind: 'mcp'; sourceId: string }
+  | { kind: 'builtins'; families: Partial<Record<'files' | 'commands' | 'network', true>> }
+  | { kind: 'file-tool'; id: string }
+  | { kind: 'client'; id: string }
+  | { kind: 'unknown' };
+
+let fileToolIds: ReadonlySet<string> | undefined;
+
+/** Reads one entry of an agent's `tools` (`agentpolicy check` lists what each agent is offered from these). */
+export function toolRef(ref: string): ToolRef {
+  if (ref === 'mcp.*') return { kind: 'mcp-all' };
+  if (ref.startsWith('mcp.')) return { kind: 'mcp', sourceId: ref.endsWith('.*') ? ref.slice(0, -2) : ref };
+  if (ref === 'builtin.*') return { kind: 'builtins', families: { files: true, commands: true, network: true } };
+  if (ref === 'builtin.run_command') return { kind: 'builtins', families: { commands: true } };
+  if (ref === 'builtin.fetch') return { kind: 'builtins', families: { network: true } };
+  fileToolIds ??= new Set(builtinFileTools().map((t) => t.id));
+  if (fileToolIds.has(ref)) return { kind: 'file-tool', id: ref };
+  if (ref.startsWith('client.')) return { kind: 'client', id: ref };
+  return { kind: 'unknown' };
 }
 
 interface ResolvedTools {

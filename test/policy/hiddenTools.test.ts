@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import type { ToolCall, ToolDescriptor } from '../../src/policy/call.js';
 import type { LayerName } from '../../src/policy/compile.js';
 import type { SessionMarks } from '../../src/policy/flowMarks.js';
-import { describeDenial, outrightDenial, serverToolsHidden, SPAWN_TOOL } from '../../src/policy/hiddenTools.js';
+import { describeDenial, outrightDenial, SPAWN_TOOL, unlistedToolsHidden } from '../../src/policy/hiddenTools.js';
 import { lintSpawnDenied } from '../../src/policy/lint.js';
 import { loadPolicyText, nextLayerState, Policy, type PolicyLayer } from '../../src/policy/policy.js';
 import { toolKinds, type Decision } from '../../src/policy/schema.js';
@@ -118,25 +118,35 @@ describe('hidden tools: the proof', () => {
 describe('hidden tools: an MCP server before it lists its tools', () => {
   it('all hidden when a deny covers every name under the server and nothing earlier could allow one', () => {
     const p = policyOf([{ id: 'no-github', tools: ['mcp.github.*'], decision: 'deny' }]);
-    assert.equal(serverToolsHidden(p, 'mcp.github', 'main').all?.rule?.id, 'no-github');
-    assert.deepEqual(serverToolsHidden(p, 'mcp.files', 'main'), { some: [] });
-    assert.equal(serverToolsHidden(policyOf([], { default: 'deny' }), 'mcp.files', 'main').all?.defaultFrom, 'workspace');
+    assert.equal(unlistedToolsHidden(p, { sourceId: 'mcp.github' }, 'main').all?.rule?.id, 'no-github');
+    assert.deepEqual(unlistedToolsHidden(p, { sourceId: 'mcp.files' }, 'main'), { some: [] });
+    assert.equal(unlistedToolsHidden(policyOf([], { default: 'deny' }), { sourceId: 'mcp.files' }, 'main').all?.defaultFrom, 'workspace');
   });
 
   it('some hidden: a deny on some of its names, hints or tags; an earlier allow on hints stops the proof for all', () => {
     const p = policyOf([{ id: 'no-push', tools: ['mcp.github.push*'], decision: 'deny' }, { id: 'risky', tools: ['mcp.*'], hints: { destructiveHint: true }, decision: 'deny' }]);
-    const h = serverToolsHidden(p, 'mcp.github', 'main');
+    const h = unlistedToolsHidden(p, { sourceId: 'mcp.github' }, 'main');
     assert.equal(h.all, undefined);
     assert.deepEqual(h.some.map((r) => r.id), ['no-push', 'risky']);
     const q = policyOf([{ tools: ['mcp.*'], hints: { readOnlyHint: true }, decision: 'allow' }, { tools: ['mcp.github.*'], decision: 'deny' }]);
-    assert.deepEqual(serverToolsHidden(q, 'mcp.github', 'main'), { some: [] });
+    assert.deepEqual(unlistedToolsHidden(q, { sourceId: 'mcp.github' }, 'main'), { some: [] });
   });
 
   it('an exclude in the deny keeps some tools: not all hidden', () => {
     const p = policyOf([{ id: 'd', tools: ['mcp.github.*', '!mcp.github.list_issues'], decision: 'deny' }]);
-    const h = serverToolsHidden(p, 'mcp.github', 'main');
+    const h = unlistedToolsHidden(p, { sourceId: 'mcp.github' }, 'main');
     assert.equal(h.all, undefined);
     assert.deepEqual(h.some.map((r) => r.id), ['d']);
+  });
+});
+
+describe('hidden tools: a client tool an agents file names, by its id alone', () => {
+  it('all hidden by a deny on its id; an earlier rule on hints it may declare keeps the proof from saying so', () => {
+    const client = { id: 'client.lookup', kind: 'client' } as const;
+    assert.equal(unlistedToolsHidden(policyOf([{ id: 'c', tools: ['client.*'], decision: 'deny' }]), client, 'main').all?.rule?.id, 'c');
+    const p = policyOf([{ tools: ['client.*'], hints: { readOnlyHint: true }, decision: 'allow' }, { tools: ['client.*'], decision: 'deny' }]);
+    assert.deepEqual(unlistedToolsHidden(p, client, 'main'), { some: [] });
+    assert.deepEqual(unlistedToolsHidden(policyOf([{ tools: ['client.other'], decision: 'deny' }]), client, 'main'), { some: [] });
   });
 });
 
@@ -287,7 +297,7 @@ describe('hidden tools: properties (fast-check)', function () {
     fc.assert(
       fc.property(layerSpecArb, toolArb.filter((t) => t.id.startsWith('mcp.github.')), fc.constantFrom(...AGENTS), (spec, t, agent) => {
         const policy = new Policy({ workspace: loadSpec(spec, 'workspace') });
-        const all = serverToolsHidden(policy, 'mcp.github', agent).all;
+        const all = unlistedToolsHidden(policy, { sourceId: 'mcp.github' }, agent).all;
         if (all !== undefined) assert.ok(outrightDenial(policy, { ...t, kind: 'mcp' }, agent), `server hidden by ${describeDenial(all)} but ${t.id} is not`);
       }),
       { numRuns: 800 },
