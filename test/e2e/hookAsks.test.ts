@@ -7,53 +7,21 @@
 // test/hosts runs it) asks the same way, and its command runs only once a person clicks Allow.
 // Run with `npm run test:e2e -- --grep "other agents"`.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { findEditor } from '../../src/hooks/editorBridge';
 import { readAuditLog } from '../../src/runtime/auditRead';
 import { binPath, claude } from '../hosts/hostDrivers';
 import { runHostIn } from '../hosts/hostRun';
 import { AGENTPOLICY_CLI, installHook } from '../hosts/installHook';
-import { activated, countLabel, REPO, useVsCode, type VsCode } from './harness';
+import { CLAUDE_SESSION as SESSION, claudeHook, decisionOf, useStateFolder } from './claudeHook';
+import { activated, countLabel, useVsCode } from './harness';
 
 const VIEW = 'Open Callbacks';
-const SESSION = 'b9adf915-4c1a-4e2e-9d7e-0123456789ab';
-
-interface HookRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the hook as Claude Code would for a Bash call in the workspace; resolves when it has answered. */
-function claudeHook(v: VsCode, state: string, command: string): Promise<HookRun> {
-  const stdin = JSON.stringify({
-    session_id: SESSION, transcript_path: path.join(state, 'transcript.jsonl'), cwd: v.workspace, permission_mode: 'default',
-    hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command }, tool_use_id: `toolu_${command.length}`,
-  });
-  const child = spawn(process.execPath, [path.join(REPO, 'dist', 'cli.js'), 'hook', '--agent', 'claude', '--timeout', '120'], {
-    cwd: v.workspace, env: { ...process.env, XDG_STATE_HOME: state, CLAUDE_PROJECT_DIR: v.workspace }, stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-  child.stdin.end(stdin);
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
-
-function decisionOf(run: HookRun): { decision?: string; reason?: string } {
-  const out = JSON.parse(run.stdout || '{}') as { hookSpecificOutput?: { permissionDecision?: string; permissionDecisionReason?: string } };
-  return { decision: out.hookSpecificOutput?.permissionDecision, reason: out.hookSpecificOutput?.permissionDecisionReason };
-}
 
 describe('Asks of other agents answered in VS Code (e2e)', function () {
   const { open } = useVsCode();
-  let state: string;
-  beforeEach(() => (state = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-policy-e2e-hook-'))));
-  afterEach(() => fs.rmSync(state, { recursive: true, force: true }));
+  const state = useStateFolder('agent-policy-e2e-hook-');
 
   it('a Claude Code hook asks: the notification names Claude Code, Allow lets the call run, Allow for Session from the palette answers the same call again at once, Allow and Add Rule makes the next one the rule\'s', async () => {
     const v = await open('hook-asks');
@@ -62,7 +30,7 @@ describe('Asks of other agents answered in VS Code (e2e)', function () {
     assert.equal(editor.trusted, true);
 
     // The sample policy asks before any command it does not know (its default).
-    const first = claudeHook(v, state, 'rm -rf build');
+    const first = claudeHook(v, state(), 'rm -rf build');
     const ask = /Claude Code wants to run builtin\.run_command: rm -rf build/;
     const toast = await v.notification(ask, 60_000);
     for (const b of ['Allow', 'Allow for Session', 'Deny']) {
@@ -82,7 +50,7 @@ describe('Asks of other agents answered in VS Code (e2e)', function () {
     await v.statusBarItem(countLabel(0), 30_000);
 
     // The palette, and Allow for Session: the same call in the same Claude Code session is then allowed without a prompt.
-    const second = claudeHook(v, state, 'rm -rf dist');
+    const second = claudeHook(v, state(), 'rm -rf dist');
     await v.statusBarItem(countLabel(1), 60_000);
     await v.runCommand('Agent Policy: Answer Pending Approval');
     const items = await v.quickPickItems();
@@ -90,17 +58,17 @@ describe('Asks of other agents answered in VS Code (e2e)', function () {
     await v.pickQuickItem(/builtin\.run_command/);
     await v.pickQuickItem(/Allow for Session/);
     assert.deepEqual(decisionOf(await second), { decision: 'allow', reason: 'a person allowed this call in the editor' });
-    assert.deepEqual(decisionOf(await claudeHook(v, state, 'rm -rf dist')), { decision: 'allow', reason: 'allowed for this session in the editor' });
+    assert.deepEqual(decisionOf(await claudeHook(v, state(), 'rm -rf dist')), { decision: 'allow', reason: 'allowed for this session in the editor' });
 
     // Allow and Add Rule: the rule goes into .agentpolicy.jsonc, this call is allowed, and the hook's next same call is the rule's.
-    const third = claudeHook(v, state, 'rm -rf out');
+    const third = claudeHook(v, state(), 'rm -rf out');
     const ruleAsk = /Claude Code wants to run builtin\.run_command: rm -rf out/;
     await v.clickNotificationButton(ruleAsk, 'More…', 60_000);
     await v.pickQuickItem(/Allow and Add Rule/);
     await v.pickQuickItem(/This exact input/);
     assert.deepEqual(decisionOf(await third), { decision: 'allow', reason: 'a person allowed this call in the editor' });
     assert.match(fs.readFileSync(path.join(v.workspace, '.agentpolicy.jsonc'), 'utf8'), /rm -rf out/, 'the rule is in the workspace policy');
-    const byRule = decisionOf(await claudeHook(v, state, 'rm -rf out'));
+    const byRule = decisionOf(await claudeHook(v, state(), 'rm -rf out'));
     assert.equal(byRule.decision, 'allow');
     assert.match(byRule.reason ?? '', /allowed by workspace rule/);
 
@@ -123,9 +91,9 @@ describe('Asks of other agents answered in VS Code (e2e)', function () {
     const v = await open('hook-asks-claude', { prepare: (ws) => installHook('claude', ws, { launcher: `node ${AGENTPOLICY_CLI}` }) });
     await activated(v);
     const editor = await v.waitFor('the window\'s discovery file for the hooks', () => findEditor(v.workspace), 60_000);
-    const home = path.join(state, 'home');
+    const home = path.join(state(), 'home');
     fs.mkdirSync(path.join(home, 'run'), { recursive: true, mode: 0o700 });
-    const where = { root: state, project: v.workspace, home, exists: (rel: string) => fs.existsSync(path.join(v.workspace, rel)), auditLines: () => [], dispose: () => undefined };
+    const where = { root: state(), project: v.workspace, home, exists: (rel: string) => fs.existsSync(path.join(v.workspace, rel)), auditLines: () => [], dispose: () => undefined };
     // No --allowedTools: in -p Claude Code refuses a Bash call unless the hook allows it, so only the click can let it run.
     // The host's own XDG_RUNTIME_DIR is the run's (test/hosts gives it one in its home) unless the window has one: then
     // they share the desktop session's; without, the hook finds the window in <tmpdir>/agentpolicy-<uid>.

@@ -1,0 +1,67 @@
+// Time-limited grants in a real VS Code (code-server, see harness.ts): an ask answered with
+// "Allow for 15 Minutes" from its notification, then the same call is not asked again; the grant
+// shows under its session in Open Callbacks with its time left, and Revoke there takes it back.
+// The asks come from Claude Code's hook (the built CLI, as hookAsks.test.ts runs it), whose calls
+// the test makes when it likes. Run with `npm run test:e2e -- --grep "time-limited"`.
+import assert from 'node:assert/strict';
+import { findEditor } from '../../src/hooks/editorBridge';
+import { readAuditLog } from '../../src/runtime/auditRead';
+import { CLAUDE_SESSION, claudeHook, decisionOf, useStateFolder } from './claudeHook';
+import { activated, countLabel, useVsCode } from './harness';
+
+const VIEW = 'Open Callbacks';
+
+describe('Time-limited grants in VS Code (e2e)', function () {
+  const { open } = useVsCode();
+  const state = useStateFolder('agent-policy-e2e-grant-');
+
+  it('Allow for 15 Minutes from a notification: the same call is then not asked; the grant is in the tree with its time left, and Revoke there asks again', async () => {
+    const v = await open('grant-15-minutes');
+    await activated(v);
+    const editor = await v.waitFor('the window\'s discovery file for the hooks', () => findEditor(v.workspace), 60_000);
+
+    // The sample policy asks before any command it does not know (its default: remember "session").
+    const first = claudeHook(v, state(), 'rm -rf build');
+    const ask = /Claude Code wants to run builtin\.run_command: rm -rf build/;
+    const toast = await v.notification(ask, 60_000);
+    for (const b of ['Allow', 'Allow for 15 Minutes', 'Allow for Session', 'Deny', 'More…']) {
+      assert.ok(await toast.getByRole('button', { name: b, exact: true }).count(), `the notification has a button "${b}"`);
+    }
+    await v.screenshot('grant-notification');
+    await v.clickNotificationButton(ask, 'Allow for 15 Minutes');
+    assert.deepEqual(decisionOf(await first), { decision: 'allow', reason: 'a person allowed this call in the editor' });
+    await v.statusBarItem(countLabel(0), 30_000);
+
+    // The same call again: answered by the grant, with no notification and nothing open.
+    assert.deepEqual(decisionOf(await claudeHook(v, state(), 'rm -rf build')), { decision: 'allow', reason: 'allowed for a limited time in the editor' });
+    await v.statusBarItem(countLabel(0), 5_000);
+
+    // In the tree: under the Claude Code session, the grant with its tool and time left.
+    const rows = await v.waitFor('the grant under its session in Open Callbacks', async () => {
+      const items = await v.treeItems(VIEW);
+      return items.some((i) => /^Claude Code · b9adf915$/.test(i.label)) && items.some((i) => i.label === 'rm -rf build') ? items : undefined;
+    });
+    const grant = rows.find((i) => i.label === 'rm -rf build')!;
+    assert.match(grant.description, /builtin\.run_command · allowed (15|14)m left/);
+    await v.screenshot('grant-tree');
+
+    // Revoke from the grant's row: the next same call asks again.
+    const row = await v.treeItem(VIEW, /^rm -rf build$/);
+    await row.hover();
+    await row.locator('.action-label[aria-label="Revoke Grant"]').click();
+    await v.waitFor('the grant to leave the tree', async () => !(await v.treeItems(VIEW)).some((i) => i.label === 'rm -rf build') || undefined);
+    const third = claudeHook(v, state(), 'rm -rf build');
+    await v.clickNotificationButton(ask, 'Deny', 60_000);
+    assert.equal(decisionOf(await third).decision, 'deny');
+
+    const lines = readAuditLog(editor.auditFile).entries.filter((e) => e.session === `claude:${CLAUDE_SESSION}`);
+    const seen = lines.map((e) => `${e.event} ${e.decision ?? ''} ${e.answer ?? ''} ${e.answeredBy ?? ''} ${e.grantSeconds ?? ''}`.replace(/\s+/g, ' ').trim());
+    for (const want of [
+      'callback-settled allow-duration person 900',
+      'decision allow allow-duration session',
+      'grant-revoked allow-duration 900',
+      'callback-settled deny person',
+    ]) assert.ok(seen.includes(want), `the window's audit log has "${want}":\n${seen.join('\n')}`);
+    assert.equal(lines.filter((e) => e.event === 'callback-opened').length, 2, 'two asks were put to a person: the first and the one after Revoke');
+  });
+});
