@@ -152,7 +152,9 @@ function cell(text: string): string {
 function decisionCell(e: AuditEntry): string {
   // Flow rules: the marks a call that ran put on its session.
   const marks = e.marks !== undefined && e.marks.length > 0 ? ` +marks ${e.marks.join(',')}` : '';
-  return eventCell(e) + marks;
+  // Result review: a call whose result a person reviews, and the review's own lines (they name the result's digest).
+  const review = e.resultDigest !== undefined ? ' (result review)' : e.event === 'decision' && e.review !== undefined ? ' +review' : '';
+  return eventCell(e) + marks + review;
 }
 
 function eventCell(e: AuditEntry): string {

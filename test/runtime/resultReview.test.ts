@@ -18,6 +18,7 @@ import {
   type OpenResultReview, type TurnState,
 } from '../../src/runtime/answers.js';
 import { MemoryAuditLog } from '../../src/runtime/audit.js';
+import { auditTable } from '../../src/runtime/auditRead.js';
 import type { Message, Model, ModelRequest, ModelResponse } from '../../src/runtime/model.js';
 import { resultDigest } from '../../src/runtime/resultReview.js';
 import { ScriptedModel } from '../../src/runtime/scripted.js';
@@ -130,6 +131,10 @@ describe('result review through sessions', () => {
     assert.equal(settled.answer, 'passed');
     assert.equal(settled.resultDigest, request.digest);
     assert.equal(audit.entries.find((e) => e.event === 'decision')?.review, 'result');
+    const table = auditTable(audit.entries);
+    assert.match(table, /allow \+review/);
+    assert.match(table, /callback-opened \(result review\)/);
+    assert.match(table, /callback-settled \(result review\).*handler\/passed/);
     for (const e of audit.entries) assert.ok(!JSON.stringify(e).includes(SECRET), `an audit line carries the result: ${JSON.stringify(e)}`);
     // The transcript says the result was held, and then what the model got.
     const events = (session as unknown as { tree: { events: RuntimeEvent[] } }).tree.events;
