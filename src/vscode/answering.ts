@@ -64,16 +64,18 @@ export function answerFor(choice: Choice): CallbackAnswer {
 }
 
 export const ALREADY_ANSWERED = 'Agent Policy: this was already answered elsewhere; nothing was run.';
+/** A held result answered elsewhere: the tool did run, so "nothing was run" would be wrong. */
+export const ALREADY_REVIEWED = 'Agent Policy: this result was already reviewed elsewhere (or its turn ended); nothing changed.';
 
 /** Returns true when this answer settled the callback. */
-export async function answerCallback(host: SessionHost, log: Log, callbackId: string, answer: CallbackAnswer): Promise<boolean> {
+export async function answerCallback(host: SessionHost, log: Log, callbackId: string, answer: CallbackAnswer, tooLate: string = ALREADY_ANSWERED): Promise<boolean> {
   try {
     const result = await host.answer(callbackId, answer);
     if (result?.type === 'answered') {
-      log.info(`answered ${callbackId}: ${answer.type}${answer.type === 'allow' ? ` (${answer.scope}${answer.seconds !== undefined ? ` ${answer.seconds} s` : ''})` : answer.type === 'elicitation' ? ` (${answer.action})` : ''}`);
+      log.info(`answered ${callbackId}: ${answer.type}${answer.type === 'allow' ? ` (${answer.scope}${answer.seconds !== undefined ? ` ${answer.seconds} s` : ''})` : answer.type === 'elicitation' || answer.type === 'result-review' ? ` (${answer.action})` : ''}`);
       return true;
     }
-    void vscode.window.showInformationMessage(ALREADY_ANSWERED);
+    void vscode.window.showInformationMessage(tooLate);
     return false;
   } catch (error) {
     if (error instanceof SdkError) {

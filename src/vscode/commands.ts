@@ -4,7 +4,7 @@ import { SignInAnswer, type OpenApproval, type OpenCallback } from '../runtime/a
 import type { ListedSession } from '../runtime/listedSession.js';
 import type { SessionHost } from '../runtime/sessionHost.js';
 import { AGENTS_FILE, DEFAULT_MODEL, loadWorkspaceAgents } from '../runtime/workspaceAgents.js';
-import { ALREADY_ANSWERED, answerCallback, answerFor, approvalChoices, choiceDescription, choiceIcon, choiceLabel, type Choice } from './answering.js';
+import { ALREADY_ANSWERED, ALREADY_REVIEWED, answerCallback, answerFor, approvalChoices, choiceDescription, choiceIcon, choiceLabel, type Choice } from './answering.js';
 import type { TreeNode } from './callbacksTree.js';
 import { CALLBACK_ICONS, callbackLabel, callbackSummary, describeAsker, describeRule, formatAge, formatTimeLeft } from './describe.js';
 import { answerElicitation } from './elicitation.js';
@@ -210,7 +210,7 @@ async function reviewResult(ctx: CommandContext, callbackId: string | undefined,
   const callback = await findOpenCallback(ctx, 'result-review', callbackId, {
     title: 'Agent Policy: Review a Held Result',
     none: 'Agent Policy: no result is held for review.',
-    gone: ALREADY_ANSWERED,
+    gone: ALREADY_REVIEWED,
   });
   if (callback) await answerResultReview(ctx.host, ctx.log, callback, action);
 }

@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import type { OpenCallback } from '../runtime/answers.js';
 import type { ListedSession } from '../runtime/listedSession.js';
 import type { SessionHost } from '../runtime/sessionHost.js';
-import { ALREADY_ANSWERED, answerCallback, answerFor, choiceDescription, choiceIcon, choiceLabel, notificationChoices, type Choice } from './answering.js';
+import { ALREADY_ANSWERED, ALREADY_REVIEWED, answerCallback, answerFor, choiceDescription, choiceIcon, choiceLabel, notificationChoices, type Choice } from './answering.js';
 import { askMessage, defang } from './describe.js';
 import { answerElicitation, ELICITATION_ACTIONS } from './elicitation.js';
 import { answerResultReview, REVIEW_ACTIONS, showHeldResult } from './resultReview.js';
@@ -110,7 +110,7 @@ export class Notifications implements vscode.Disposable {
     const { pass, withhold, show } = REVIEW_ACTIONS;
     void vscode.window.showWarningMessage(askMessage(hosted, callback), pass, withhold, show).then(async (picked) => {
       if (!picked) return;
-      if (!this.isOpen(callback.id)) return void vscode.window.showInformationMessage(ALREADY_ANSWERED);
+      if (!this.isOpen(callback.id)) return void vscode.window.showInformationMessage(ALREADY_REVIEWED);
       if (picked === show) {
         await showHeldResult(callback);
         return this.review(callback, hosted);

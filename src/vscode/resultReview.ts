@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import { ResultReviewAnswer, type OpenResultReview } from '../runtime/answers.js';
 import type { SessionHost } from '../runtime/sessionHost.js';
-import { answerCallback } from './answering.js';
+import { ALREADY_REVIEWED, answerCallback } from './answering.js';
 import type { Log } from './log.js';
 
 export const HELD_RESULT_SCHEME = 'agent-policy-result';
@@ -59,7 +59,7 @@ export async function answerResultReview(host: SessionHost, log: Log, callback: 
       action = picked.action;
     }
     if (action !== 'show') {
-      await answerCallback(host, log, callback.id, new ResultReviewAnswer({ action }));
+      await answerCallback(host, log, callback.id, new ResultReviewAnswer({ action }), ALREADY_REVIEWED);
       return;
     }
     await showHeldResult(callback);
