@@ -3,7 +3,7 @@
 // The audit line is written before the tool runs; a result a rule holds for review waits for a person before the model gets it (resultReview.ts). `grants` remembers the calls (and the parts of
 // compound commands) a person allowed for the session or for a while (sessionGrants.ts). A `builtin.run_command` call runs in the sandbox as the decision
 // and who allowed it say (sandboxRun.ts).
-// Imports the policy engine, answers, audit, callbacks, signIn, elicitation, resultReview, sessionGrants, tree (for newId)
+// Imports the policy engine, answers, audit, callbacks, signIn, elicitation, offeredTools, resultReview, sessionGrants, tree (for newId)
 // and types only (turn, events, model, tools); never session.ts.
 import type { ToolCall } from '../policy/call.js';
 import { canonicalJson, InputTooDeepError } from '../policy/compile.js';
@@ -15,6 +15,7 @@ import { openCallback } from './callbacks.js';
 import { closeElicitations, elicit, type CallElicitations } from './elicitation.js';
 import type { RuntimeEvent } from './events.js';
 import type { ModelToolCall } from './model.js';
+import { offeredTools } from './offeredTools.js';
 import { PROTECTED_FILES_HOOK } from './protected.js';
 import { reviewResult } from './resultReview.js';
 import { beginApprovedProtectedChange } from './sandboxCleanup.js';
@@ -87,7 +88,9 @@ export class ToolCalls {
   async call(turn: TurnCore, call: ModelToolCall): Promise<string> {
     const tool = this.tools.get(call.name);
     if (!tool) {
-      return JSON.stringify({ error: `there is no tool named "${call.name}"; the tools are: ${[...this.tools.keys()].join(', ')}` });
+      // Named from the tools its model is offered: a hidden tool (offeredTools.ts) is not advertised here either.
+      const offered = offeredTools(this.tree, this.session.agentName, this.tools.values()).offered;
+      return JSON.stringify({ error: `there is no tool named "${call.name}"; the tools are: ${offered.map((t) => t.name).join(', ')}` });
     }
     const checked = tool.check(call.input);
     if (!checked.ok) return JSON.stringify({ error: `invalid input for ${call.name}: ${checked.error}` });

@@ -84,6 +84,20 @@ describe('hidden tools in sessions', () => {
     assert.match(line, /not offered to its model \(every call denied\): builtin\.run_command by workspace rule 1 "no-commands"/);
   });
 
+  it('a call of a tool that does not exist is told the tools offered, not the hidden ones', async () => {
+    const model = new RecordingModel([{ call: 'nope' }]);
+    const seen: string[] = [];
+    const respond = model.respond.bind(model);
+    model.respond = (request) => {
+      for (const m of request.messages) if (m.role === 'tool') seen.push(m.content);
+      return respond(request);
+    };
+    const agent = new Agent({ instructions: '', model, tools: [lookup], builtins: new Builtins({ subagents: false, commands: true }) });
+    const { session } = await start(agent, { policy: policyOf([{ tools: ['builtin.run_command'], decision: 'deny' }]) });
+    await session.run('go');
+    assert.match(seen[0] ?? '', /there is no tool named \\"nope\\"; the tools are: lookup"/);
+  });
+
   it('a deny that reads the input does not hide the tool', async () => {
     const model = new RecordingModel([]);
     const agent = new Agent({ instructions: '', model, builtins: new Builtins({ subagents: false, commands: true }) });
