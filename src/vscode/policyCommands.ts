@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { kindFromId, type ToolCall } from '../policy/call.js';
 import type { RuleRef } from '../policy/compile.js';
+import { hiddenSentence, outrightDenial, type OutrightDenial } from '../policy/hiddenTools.js';
 import { loadPolicyText, type Explanation } from '../policy/policy.js';
 import type { OpenCallback } from '../runtime/answers.js';
 import { sandboxForDecision } from '../runtime/sandboxRun.js';
@@ -107,7 +108,9 @@ export async function explainCall(policy: PolicyService, explanations: Explanati
     else delete call.tool.kind;
   }
   const explanation = policy.current().explain(call, { workspaceFolder: policy.workspaceFolder, trusted: vscode.workspace.isTrusted, ...sandboxForDecision(call.tool.id), marks: new Set(marks) });
-  const uri = explanations.add(explanationMarkdown(call, explanation, policy.workspaceFolder, marks, policy.current().controls));
+  // Hidden tools: denied outright for this agent, so its model is not offered the tool at all.
+  const hidden = outrightDenial(policy.current(), call.tool, call.agent);
+  const uri = explanations.add(explanationMarkdown(call, explanation, policy.workspaceFolder, marks, policy.current().controls, hidden));
   await vscode.commands.executeCommand('markdown.showPreview', uri);
 }
 
@@ -121,7 +124,7 @@ function fileLink(file: string, line: number, workspaceFolder: string): string {
   return `[${path.basename(file)}:${line}](${vscode.Uri.file(abs).with({ fragment: `L${line}` }).toString()})`;
 }
 
-export function explanationMarkdown(call: ToolCall, e: Explanation, workspaceFolder: string, marks: readonly string[] = [], controls: ManagedControls = NO_CONTROLS): string {
+export function explanationMarkdown(call: ToolCall, e: Explanation, workspaceFolder: string, marks: readonly string[] = [], controls: ManagedControls = NO_CONTROLS, hidden?: OutrightDenial): string {
   const lines = [
     `# ${e.decision.toUpperCase()}: ${call.tool.id}`,
     '',
@@ -130,6 +133,7 @@ export function explanationMarkdown(call: ToolCall, e: Explanation, workspaceFol
     `**${describeDecision(e)}**${e.rule ? ` — ${fileLink(e.rule.file, e.rule.line, workspaceFolder)}` : ''}`,
     '',
   ];
+  if (hidden) lines.push(`Hidden: ${hiddenSentence(hidden, call.agent)}.`, '');
   if (e.reason) lines.push(`Reason: ${e.reason}`, '');
   // Flow rules: the marks the session carried, and those this call adds if it runs.
   if (marks.length > 0 || e.trace.some((t) => t.failed === 'when')) lines.push(`Session marks: ${marks.length > 0 ? marks.map((m) => `\`${m}\``).join(', ') : 'none'}`, '');
