@@ -187,6 +187,26 @@ describe('result review through sessions', () => {
     assert.deepEqual(settled.map((e) => `${e.answeredBy}/${e.answer}`), ['handler/allow-once', 'timeout/withheld']);
   });
 
+  it('onTimeout keep: a review that lapses stays open (warned and audited as kept) until a person answers', async () => {
+    const audit = new MemoryAuditLog();
+    const rules = [{ id: 'keep', tools: ['client.ask_fetch'], decision: 'ask', review: 'result', timeout: 1, onTimeout: 'keep' }];
+    const model = recording({ main: [{ call: 'ask_fetch', input: { url: 'https://k.example/' } }, { say: 'done' }] });
+    const keeping = new Agent({ instructions: '', tools: [fetchTool('ask_fetch')], builtins: new Builtins({ files: false, commands: false, subagents: false }), permissionPolicy: policy(rules) as never, model });
+    const session = await start(keeping, { audit, onApproval: () => new AllowApproval() });
+    const blocked = await session.run('go');
+    assert.ok(blocked instanceof Blocked);
+    const review = blocked.callbacks[0]!;
+    await new Promise<void>((resolve) => {
+      const poll = (): void => (audit.entries.some((e) => e.answer === 'kept') ? resolve() : void setTimeout(poll, 50));
+      poll();
+    });
+    const warnings = (session as unknown as { tree: { events: RuntimeEvent[] } }).tree.events.flatMap((e) => (e.type === 'warning' ? [e.message] : []));
+    assert.ok(warnings.some((w) => /^result review cb\S+ timed out after 1 s and stays open \(onTimeout: keep\)/.test(w)), warnings.join('\n'));
+    assert.equal((await session.turn(blocked.turnId).answer(review.id, new ResultReviewAnswer({ action: 'pass' }))).type, 'answered');
+    completed(await session.turn(blocked.turnId).result({ after: blocked }));
+    assert.ok(toolMessages(model).some((m) => m.includes(SECRET)));
+  });
+
   it('an ask with review that a person denies never runs, so nothing is reviewed', async () => {
     let ran = 0;
     const model = recording({ main: [{ call: 'ask_fetch', input: { url: 'https://b.example/' } }, { say: 'done' }] });
