@@ -24,6 +24,7 @@ describe('agentpolicy and managed controls', () => {
     await initShellParser();
     cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'ap-managed-'));
     fs.writeFileSync(path.join(cwd, 'managed.jsonc'), JSON.stringify(MANAGED, null, 2));
+    fs.writeFileSync(path.join(cwd, 'managed-files.jsonc'), JSON.stringify({ version: 1, controls: { mcpServers: { deny: ['files'] } } }));
     fs.writeFileSync(path.join(cwd, '.agentpolicy.jsonc'), JSON.stringify({ version: 1, rules: [{ id: 'edit', tools: ['builtin.write_file'], decision: 'ask' }] }, null, 2));
   });
   after(() => fs.rmSync(cwd, { recursive: true, force: true }));
@@ -66,6 +67,17 @@ describe('agentpolicy and managed controls', () => {
     assert.equal(refused.permissionDecision, 'deny');
     assert.match(refused.permissionDecisionReason, /"webfetch" may not start: the managed policy \S*managed\.jsonc denies it/);
     assert.notEqual((await hook('mcp__files__read')).permissionDecision, 'deny');
+  });
+
+  it('agentpolicy run never starts an MCP server the managed controls deny, and says so', async () => {
+    const sample = fs.mkdtempSync(path.join(os.tmpdir(), 'ap-managed-run-'));
+    try {
+      fs.cpSync(path.join(__dirname, '..', '..', 'policies', 'sample-workspace'), sample, { recursive: true });
+      const r = await run(['run', '--workspace', sample, '--agent', 'librarian', '--managed', 'managed-files.jsonc', '--prompt', 'list the files', '--answer', 'allow']);
+      assert.match(r.out.join('\n'), /warning: the tools of files are not available in this session: the MCP server "files" may not start: the managed policy \S*managed-files\.jsonc denies it \(controls\.mcpServers\.deny\)/);
+    } finally {
+      fs.rmSync(sample, { recursive: true, force: true });
+    }
   });
 
   it('explain without a managed policy shows no controls', async () => {
