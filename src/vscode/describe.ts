@@ -109,5 +109,8 @@ export function askMessage(hosted: ListedSession, c: OpenCallback): string {
     const failed = c.request.ok ? '' : ' (it failed; its error is the result)';
     return defang(`Agent Policy: review the result of ${c.request.tool.id} before ${describeAsker(hosted, c)} sees it: ${summarizeInput(c.request.input, 80)}, ${c.request.chars} characters${failed} — held by ${describeRule(c)}.`);
   }
-  return defang(`Agent Policy: ${describeAsker(hosted, c)} wants to run ${c.request.tool.id}: ${callbackSummary(c)} — asked by ${describeRule(c)}.${sandboxSentence(c.request.sandbox)}`);
+  // Managed controls: why no longer grant is offered than the buttons show.
+  const capped = c.request.decision?.ask?.cappedBy;
+  const cap = capped !== undefined ? ` ${capped.charAt(0).toUpperCase()}${capped.slice(1)}.` : '';
+  return defang(`Agent Policy: ${describeAsker(hosted, c)} wants to run ${c.request.tool.id}: ${callbackSummary(c)} — asked by ${describeRule(c)}.${sandboxSentence(c.request.sandbox)}${cap}`);
 }

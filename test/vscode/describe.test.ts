@@ -31,4 +31,12 @@ describe('notification texts', () => {
     assert.match(askMessage(hosted, approval), /\[click\] \(https:\/\/evil\.example\)/);
     assert.match(askMessage(hosted, elicitation), /your bank\] \(https:\/\/evil\.example\)/);
   });
+
+  it('an ask whose grants the managed controls capped says so', () => {
+    const approval = new OpenApproval('cb3', 's', 't', 'main', 0, {
+      tool: { id: 'client.x', name: 'x', kind: 'client', annotations: {} }, title: '', input: {}, sessionAllowed: false, longestGrant: '1h',
+      decision: { decision: 'ask', rule: null, lowered: false, warnings: [], defaultFrom: null, ask: { onTimeout: 'deny', remember: '1h', cappedBy: 'the managed policy /etc/m.jsonc allows grants of at most 1 hour (controls: allowForSession false, longestGrant "1h")' } },
+    });
+    assert.match(askMessage(hosted, approval), /\. The managed policy \/etc\/m\.jsonc allows grants of at most 1 hour \(controls: allowForSession false, longestGrant "1h"\)\.$/);
+  });
 });
