@@ -93,7 +93,7 @@ function offeredTo(policy: Policy, def: RootAgentDefinition | SubagentDefinition
 
 /** `agent "main" is offered …; hidden from its model: …; mcp.github.*: …` (judged by the policy files checked only). */
 function describeOffered(data: ToolsOffered, policyFiles: readonly string[]): string {
-  const parts = [`agent "${data.agent}" is offered ${data.offered.length > 0 ? data.offered.join(', ') : 'no tool'}`];
+  const parts = [`agent "${data.agent}" is offered ${data.offered.length > 0 ? data.offered.join(', ') : data.servers.length > 0 ? 'only the tools of its MCP servers' : 'no tool'}`];
   if (data.hidden.length > 0) parts.push(`hidden from its model (every call denied): ${data.hidden.map((h) => `${h.tool} by ${describeDenial(h)}`).join('; ')}`);
   for (const s of data.servers) {
     const what = s.allHidden ? `all hidden by ${describeDenial(s.allHidden)}`

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { canonicalJson } from '../policy/compile.js';
 import type { AuditSandbox } from './auditSandbox.js';
 
-export type AuditEvent = 'session-started' | 'session-ended' | 'decision' | 'callback-opened' | 'callback-settled' | 'sandbox-cleanup' | 'grant-revoked' | 'answer-refused';
+export type AuditEvent = 'session-started' | 'session-ended' | 'decision' | 'callback-opened' | 'callback-settled' | 'sandbox-cleanup' | 'grant-revoked' | 'answer-refused' | 'tools-hidden';
 
 export const AUDIT_EVENTS: readonly AuditEvent[] = [
   'session-started',
@@ -21,6 +21,8 @@ export const AUDIT_EVENTS: readonly AuditEvent[] = [
   'grant-revoked',
   // An answer the runtime refused (a grant longer than the ask may be given: its rule, trust, the managed controls); the callback stays open.
   'answer-refused',
+  // Hidden tools: before a model request, the tools not offered to the session's model (denied outright), when that list changed.
+  'tools-hidden',
 ];
 
 export interface AuditEntry {
@@ -50,6 +52,9 @@ export interface AuditEntry {
   /** A call of several parts: each part (cut like `summary`) with its own decision and rule; at most AUDIT_PARTS_MAX, then `partsOmitted`. */
   parts?: Array<{ part: string; decision: 'allow' | 'ask' | 'deny'; rule: { layer: string; id: string | null; index: number; file: string; line: number } | null }>;
   partsOmitted?: number;
+  /** For tools-hidden: the tools not offered to the model and the rule (null: the default) that denies every call of each; at most AUDIT_HIDDEN_MAX, then `hiddenOmitted`. */
+  hidden?: Array<{ tool: string; rule: { layer: string; id: string | null; index: number; file: string; line: number } | null; default?: string }>;
+  hiddenOmitted?: number;
   hook?: string;
   /** Callback id, for asks and their answers. */
   callback?: string;
@@ -318,6 +323,15 @@ const NAMED_KEYS = ['path', 'file_path', 'filePath', 'file', 'paths', 'url', 'ur
  * file_path, url, pattern, …), a string as it is, anything else as compact JSON. Whitespace
  * runs become one space; a cut ends in '…'.
  */
+/** The most hidden tools one tools-hidden line lists (each names its rule's file: the line stays within its byte limit). */
+export const AUDIT_HIDDEN_MAX = 12;
+
+/** A tools-hidden line's list: each tool with the rule, or the default's layer (`permissionMode` when none sets one), that denies it outright. */
+export function auditHidden(hidden: ReadonlyArray<{ tool: string; rule: AuditEntry['rule'] | null; defaultFrom?: string | null }>): Pick<AuditEntry, 'hidden' | 'hiddenOmitted'> {
+  const kept = hidden.slice(0, AUDIT_HIDDEN_MAX).map((h) => ({ tool: h.tool, rule: h.rule ?? null, ...(h.rule ? {} : { default: h.defaultFrom ?? 'permissionMode' }) }));
+  return { hidden: kept, ...(hidden.length > kept.length ? { hiddenOmitted: hidden.length - kept.length } : {}) };
+}
+
 /** The most parts one audit line lists. */
 export const AUDIT_PARTS_MAX = 32;
 

@@ -43,6 +43,8 @@ const EntrySchema = z.looseObject({
   reason: z.string().optional(),
   parts: z.array(z.looseObject({ part: z.string(), decision: z.enum(['allow', 'ask', 'deny']), rule: RuleSchema.nullable() })).optional(),
   partsOmitted: z.number().int().optional(),
+  hidden: z.array(z.looseObject({ tool: z.string(), rule: RuleSchema.nullable(), default: z.string().optional() })).optional(),
+  hiddenOmitted: z.number().int().optional(),
   hook: z.string().optional(),
   callback: z.string().optional(),
   answeredBy: z.enum(['handler', 'person', 'timeout', 'session', 'cancel']).optional(),
@@ -188,6 +190,11 @@ function summaryCell(e: AuditEntry): string {
   // An answer the runtime refused: why (a grant longer than the ask may be given, and what capped it).
   if (e.event === 'answer-refused') return e.reason ?? '';
   if (e.event === 'session-started' && e.parentSession !== undefined) return `subagent of ${e.parentSession}`;
+  // Hidden tools: what the model was not offered (denied outright), or that every tool is offered again.
+  if (e.event === 'tools-hidden') {
+    const list = (e.hidden ?? []).map((h) => h.tool).join(', ');
+    return list === '' ? 'every tool offered again' : `not offered: ${list}${e.hiddenOmitted ? ` and ${e.hiddenOmitted} more` : ''}`;
+  }
   return '';
 }
 

@@ -1,8 +1,9 @@
 // The model loop of one session: the conversation so far, the tool sources listed before a
 // model call, then model call, tool calls, model call… until the model answers without a call.
-// Imports signIn.ts, turn.ts, offeredTools.ts, the policy's managed controls and hidden tools, and types only (tree, session definition, tool calls, model, tools).
+// Imports signIn.ts, turn.ts, audit.ts, offeredTools.ts, the policy's managed controls and hidden tools, and types only (tree, session definition, tool calls, model, tools).
 import { describeDenial } from '../policy/hiddenTools.js';
 import { mcpServerRefusal, NO_CONTROLS } from '../policy/managedControls.js';
+import { auditHidden } from './audit.js';
 import { offeredTools } from './offeredTools.js';
 import type { Message } from './model.js';
 import type { SessionDefinition } from './sessionDefinition.js';
@@ -35,7 +36,7 @@ export class ModelLoop {
         if (turn.abort.signal.aborted) return;
         if (this.listedSources.size + this.failedSources.size < this.definition.toolSources.length) await this.listToolSources(turn);
         if (turn.abort.signal.aborted) return;
-        const tools = this.offeredTools().map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputJsonSchema }));
+        const tools = this.offeredTools(turn).map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputJsonSchema }));
         const response = await this.tree.track(() =>
           this.definition.model.respond({
             agent: this.session.agentName, sessionId: this.session.id, instructions: this.definition.instructions,
@@ -137,13 +138,17 @@ export class ModelLoop {
    * The session's tools less those the policy in force denies outright for its agent (hidden
    * tools), worked out for every request; a change in what is hidden is reported as an event.
    */
-  private offeredTools(): RuntimeTool[] {
+  private offeredTools(turn: TurnCore): RuntimeTool[] {
     const { offered, hidden } = offeredTools(this.tree, this.session.agentName, this.definition.tools.values());
     const shown = hidden.map((h) => ({ toolId: h.tool.id, name: h.tool.name, by: describeDenial(h.denial) }));
     const key = JSON.stringify(shown);
     if (key !== this.hiddenKey) {
       this.hiddenKey = key;
       this.tree.emit({ type: 'tools-hidden', sessionId: this.session.id, agent: this.session.agentName, hidden: shown });
+      this.tree.audit({
+        event: 'tools-hidden', session: this.session.id, turn: turn.id, agent: this.session.agentName,
+        ...auditHidden(hidden.map((h) => ({ tool: h.tool.id, rule: h.denial.rule, ...(h.denial.rule === null ? { defaultFrom: h.denial.defaultFrom ?? null } : {}) }))),
+      });
     }
     return offered;
   }

@@ -12,6 +12,7 @@ import {
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
 import type { RuntimeEvent } from '../../src/runtime/events.js';
+import { auditTable } from '../../src/runtime/auditRead.js';
 import { describeEvent } from '../../src/runtime/transcript.js';
 
 function policyOf(rules: readonly unknown[], extra: Record<string, unknown> = {}): Policy {
@@ -78,10 +79,15 @@ describe('hidden tools in sessions', () => {
     const denial = audit.entries.find((e) => e.event === 'decision' && e.tool === 'builtin.run_command');
     assert.equal(denial?.decision, 'deny');
     assert.equal(denial?.rule?.id, 'no-commands');
+    // The audit log says what the model was not offered, by which rule, before the call it made anyway.
+    const line = audit.entries.findIndex((e) => e.event === 'tools-hidden');
+    assert.ok(line >= 0 && line < audit.entries.indexOf(denial!));
+    assert.deepEqual(audit.entries[line]!.hidden?.map((h) => [h.tool, h.rule?.id]), [['builtin.run_command', 'no-commands']]);
+    assert.match(auditTable(audit.entries), /tools-hidden .* not offered: builtin\.run_command/);
     const hidden = events.filter((e) => e.type === 'tools-hidden');
     assert.equal(hidden.length, 1, 'said once, not at every request');
-    const line = describeEvent(hidden[0]!, session.id).join('\n');
-    assert.match(line, /not offered to its model \(every call denied\): builtin\.run_command by workspace rule 1 "no-commands"/);
+    const said = describeEvent(hidden[0]!, session.id).join('\n');
+    assert.match(said, /not offered to its model \(every call denied\): builtin\.run_command by workspace rule 1 "no-commands"/);
   });
 
   it('a call of a tool that does not exist is told the tools offered, not the hidden ones', async () => {
@@ -159,5 +165,6 @@ describe('hidden tools in sessions', () => {
     await session.run('go');
     assert.deepEqual(model.offered, [[], []]);
     assert.equal(audit.entries.find((e) => e.event === 'decision')?.decision, 'deny');
+    assert.deepEqual(audit.entries.find((e) => e.event === 'tools-hidden')?.hidden, [{ tool: 'client.lookup', rule: null, default: 'permissionMode' }]);
   });
 });
