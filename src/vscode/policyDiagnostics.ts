@@ -89,7 +89,9 @@ export class PolicyDiagnostics implements vscode.Disposable {
   }
 
   private policyDiagnostics(file: string, text: string): Diagnostic[] {
-    const layer = loadPolicyText(text, file, 'workspace');
+    // The configured managed and user files are checked as those layers (a managed file's `controls` are honoured there only).
+    const files = this.policy.layerFiles();
+    const layer = loadPolicyText(text, file, file === files.managed ? 'managed' : file === files.user ? 'user' : 'workspace');
     const agentsFile = path.join(this.policy.workspaceFolder, AGENTS_FILE);
     const agentsDoc = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === agentsFile);
     let agentsText: string | undefined = agentsDoc?.getText();
