@@ -225,7 +225,7 @@ function testFile(policyFile: { text: string; file: string; layer: 'workspace' |
       valid: true,
       passed: results.length - failed,
       failed,
-      tests: results.map((r) => ({ name: r.name, line: r.line, passed: r.passed, expected: r.expected, actual: r.actual })),
+      tests: results.map((r) => ({ name: r.name, line: r.line, passed: r.passed, expected: r.expected, actual: r.actual, ...(r.hidden !== undefined ? { hidden: r.hidden } : {}) })),
     }, null, 2));
   } else {
     for (const r of results) {

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { findNodeAtLocation } from 'jsonc-parser';
 import type { Diagnostic } from './diagnostics.js';
 import type { LayerName, RuleRef } from './compile.js';
+import { outrightDenial } from './hiddenTools.js';
 import { Policy, type PolicyDecision, type PolicyLayer } from './policy.js';
 import type { Decision, InlineTest } from './schema.js';
 
@@ -12,8 +13,10 @@ export interface InlineTestResult {
   index: number;
   name: string;
   passed: boolean;
-  expected: { decision: Decision; rule?: string; review?: 'result' | 'none' };
+  expected: { decision: Decision; rule?: string; review?: 'result' | 'none'; hidden?: boolean };
   actual: PolicyDecision;
+  /** When the test says `hidden`: whether the tool is hidden from the calling agent's model (denied outright). */
+  hidden?: boolean;
   line: number;
 }
 
@@ -28,14 +31,19 @@ export function runInlineTests(layer: PolicyLayer, workspaceFolder = path.dirnam
       // Flow rules: the test's call is made by a session that already carries these marks.
       marks: new Set(test.call.marks ?? []),
     });
+    // Hidden tools: whether every call of the tool by this agent is denied, whatever its input (hiddenTools.ts).
+    const call = testCall(test);
+    const hidden = test.hidden === undefined ? undefined : outrightDenial(policy, call.tool, call.agent) !== undefined;
     const passed = actual.decision === test.expect && (test.rule === undefined || actual.rule?.id === test.rule)
-      && (test.review === undefined || (actual.review ?? 'none') === test.review);
+      && (test.review === undefined || (actual.review ?? 'none') === test.review)
+      && (test.hidden === undefined || hidden === test.hidden);
     return {
       index,
       name: test.name ?? `${test.call.tool} ${JSON.stringify(test.call.input ?? {})}`,
       passed,
-      expected: { decision: test.expect, ...(test.rule !== undefined ? { rule: test.rule } : {}), ...(test.review !== undefined ? { review: test.review } : {}) },
+      expected: { decision: test.expect, ...(test.rule !== undefined ? { rule: test.rule } : {}), ...(test.review !== undefined ? { review: test.review } : {}), ...(test.hidden !== undefined ? { hidden: test.hidden } : {}) },
       actual,
+      ...(hidden !== undefined ? { hidden } : {}),
       line: node ? layer.parsed.lines.position(node.offset).line : 1,
     };
   });
@@ -89,12 +97,18 @@ export function testDiagnostics(layer: PolicyLayer, results: readonly InlineTest
 
 /** What a test expected: `allow by rule "x" with its result reviewed`. */
 export function describeExpected(r: InlineTestResult): string {
-  return `${r.expected.decision}${r.expected.rule !== undefined ? ` by rule "${r.expected.rule}"` : ''}${reviewText(r.expected.review)}`;
+  return `${r.expected.decision}${r.expected.rule !== undefined ? ` by rule "${r.expected.rule}"` : ''}${reviewText(r.expected.review)}${hiddenText(r.expected.hidden)}`;
 }
 
 /** What a test got, saying whether the result is reviewed when the test expected either. */
 export function describeActual(r: InlineTestResult): string {
-  return `${describeDecision(r.actual)}${r.expected.review !== undefined ? reviewText(r.actual.review ?? 'none') : ''}`;
+  return `${describeDecision(r.actual)}${r.expected.review !== undefined ? reviewText(r.actual.review ?? 'none') : ''}${hiddenText(r.hidden)}`;
+}
+
+/** Hidden tools in a test's message: ` and hidden from the agent's model` or ` and offered to the agent's model`. */
+function hiddenText(hidden: boolean | undefined): string {
+  if (hidden === undefined) return '';
+  return hidden ? " and hidden from the agent's model" : " and offered to the agent's model";
 }
 
 /** Result review in a test's message: ` with its result reviewed` or ` with no result review`. */

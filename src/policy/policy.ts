@@ -27,7 +27,7 @@ const KNOWN_KEYS: ReadonlyMap<string, readonly string[]> = new Map<string, reado
   ['rules.#.hints', hintNames],
   ['controls', ['allowForSession', 'addRule', 'longestGrant', 'mcpServers']],
   ['controls.mcpServers', ['allow', 'deny']],
-  ['tests.#', ['name', 'call', 'expect', 'rule', 'sandbox', 'review']],
+  ['tests.#', ['name', 'call', 'expect', 'rule', 'sandbox', 'review', 'hidden']],
   ['tests.#.call', ['tool', 'input', 'kind', 'agent', 'hints', 'tags', 'marks']],
   ['tests.#.call.hints', hintNames],
 ]);

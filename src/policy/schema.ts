@@ -127,6 +127,7 @@ export const InlineTestSchema = z.strictObject({
   rule: z.string().min(1).optional().describe('The id of the rule expected to decide'),
   sandbox: z.boolean().optional().describe('Judge as on a machine where commands run sandboxed (default true) or where they cannot (false)'),
   review: z.enum([...reviewValues, 'none']).optional().describe('"result": the call\'s result is expected to wait for a person; "none": expected not to'),
+  hidden: z.boolean().optional().describe("true: the tool is expected to be hidden from the calling agent's model (every call of it denied, whatever its input); false: expected to be offered"),
 });
 
 const serverGlobs = (what: string) =>

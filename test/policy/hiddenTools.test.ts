@@ -9,6 +9,7 @@ import type { ToolCall, ToolDescriptor } from '../../src/policy/call.js';
 import type { LayerName } from '../../src/policy/compile.js';
 import type { SessionMarks } from '../../src/policy/flowMarks.js';
 import { describeDenial, outrightDenial, SPAWN_TOOL, unlistedToolsHidden } from '../../src/policy/hiddenTools.js';
+import { runInlineTests, testDiagnostics } from '../../src/policy/inlineTests.js';
 import { lintSpawnDenied } from '../../src/policy/lint.js';
 import { loadPolicyText, nextLayerState, Policy, type PolicyLayer } from '../../src/policy/policy.js';
 import { toolKinds, type Decision } from '../../src/policy/schema.js';
@@ -147,6 +148,27 @@ describe('hidden tools: a client tool an agents file names, by its id alone', ()
     const p = policyOf([{ tools: ['client.*'], hints: { readOnlyHint: true }, decision: 'allow' }, { tools: ['client.*'], decision: 'deny' }]);
     assert.deepEqual(unlistedToolsHidden(p, client, 'main'), { some: [] });
     assert.deepEqual(unlistedToolsHidden(policyOf([{ tools: ['client.other'], decision: 'deny' }]), client, 'main'), { some: [] });
+  });
+});
+
+describe('hidden tools: inline tests', () => {
+  it('"hidden": true or false beside expect: passes when the tool is (or is not) denied outright for the call\'s agent; a failure says which', () => {
+    const l = layer([{ id: 'no-fetch', tools: ['builtin.fetch'], agents: ['reviewer'], decision: 'deny' }, { id: 'rm', tools: ['builtin.run_command'], commands: ['rm *'], decision: 'deny' }], {
+      tests: [
+        { call: { tool: 'builtin.fetch', agent: 'reviewer' }, expect: 'deny', hidden: true },
+        { call: { tool: 'builtin.fetch' }, expect: 'ask', hidden: false },
+        { call: { tool: 'builtin.run_command', input: { command: 'rm x' } }, expect: 'deny', hidden: true },
+      ],
+    });
+    const results = runInlineTests(l, FOLDER);
+    assert.deepEqual(results.map((r) => [r.passed, r.hidden]), [[true, true], [true, false], [false, false]]);
+    const [failed] = testDiagnostics(l, results);
+    assert.match(failed!.message, /expected deny and hidden from the agent's model, got deny by workspace rule 2 "rm" .* and offered to the agent's model/);
+  });
+
+  it('"hidden" must be a boolean (schema)', () => {
+    const l = loadPolicyText(JSON.stringify({ version: 1, tests: [{ call: { tool: 'x.y' }, expect: 'ask', hidden: 'yes' }] }), 'p.jsonc');
+    assert.equal(l.valid, false);
   });
 });
 
