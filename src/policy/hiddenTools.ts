@@ -138,7 +138,7 @@ function nameReach(rule: CompiledRule, prefix: string): Reach {
   return everyName ? 'every' : 'some';
 }
 
-/** `rule 3 "no-github" (workspace .agentpolicy.jsonc:12)`, or which default denies. */
+/** `workspace rule 3 "no-github" (.agentpolicy.jsonc:12)`, or which default denies. */
 export function describeDenial(denial: OutrightDenial): string {
   const r = denial.rule;
   if (r !== null) return `${r.layer} rule ${r.index + 1}${r.id !== null ? ` "${r.id}"` : ''} (${r.file}:${r.line})`;
