@@ -17,10 +17,10 @@ import { loadPolicyText, Policy, type Explanation, type PolicyLayer } from '../p
 import { toolKinds, type ToolKind } from '../policy/schema.js';
 import { initShellParser } from '../policy/shellParser.js';
 import { auditTable, interruptedSessions, readAuditLog, sessionMarks } from '../runtime/auditRead.js';
+import { toolsOfferedDiagnostics } from '../runtime/agentsToolsOffered.js';
 import { sandboxForDecision } from '../runtime/sandboxRun.js';
 import { hookInstallCommand } from './hookInstallCommand.js';
 import { HOOK_USAGE, hookMain, readProcessStdin } from './hookMain.js';
-import { toolsOfferedDiagnostics } from './toolsOffered.js';
 import { runCommand, RunUsageError } from './run.js';
 
 export class UsageError extends Error {}
@@ -186,7 +186,7 @@ function check(values: Values, io: CliIo): number {
   }
   // Hidden tools: with an agents file and valid policies, what each agent's model is offered (info, after the rest).
   const offered = agentsRead && layers.length > 0 && layers.every((l) => l.valid)
-    ? toolsOfferedDiagnostics(agentsRead.parsed, agentsRead.file, path.resolve(io.cwd, agentsRead.file), new Policy(Object.fromEntries(layers.map((l) => [l.layer, l]))), layers.map((l) => l.file).reverse())
+    ? toolsOfferedDiagnostics(agentsRead.parsed, agentsRead.file, path.resolve(io.cwd, agentsRead.file), new Policy(Object.fromEntries(layers.map((l) => [l.layer, l]))), `${layers.map((l) => l.file).reverse().join(' and ')} only`)
     : [];
   diagnostics.push(...offered.map((o) => o.diagnostic));
   const rows = printDiagnostics(io, diagnostics, texts, json).map((row, i) => {

@@ -59,6 +59,8 @@ export interface LoadAgentsOptions {
   workspaceFolder: string;
   /** Default: `<workspace>/.agents.jsonc` when it exists. */
   agentsFile?: string;
+  /** The agents file's text as an editor holds it (not saved yet); default: read from the file. */
+  agentsText?: string;
   /** Client tools a declaration may name as `client.<name>`. */
   clientTools?: readonly RuntimeTool[];
   /** The tool sources a declaration may name (the workspace's MCP servers, ids `mcp.<server>`). */
@@ -73,11 +75,11 @@ export function loadWorkspaceAgents(options: LoadAgentsOptions): WorkspaceAgents
   const file = options.agentsFile ?? path.join(options.workspaceFolder, AGENTS_FILE);
   const models = options.models ?? scriptedModelFactory;
   const defaultModel = options.defaultModel || DEFAULT_MODEL;
-  if (!fs.existsSync(file)) {
+  if (options.agentsText === undefined && !fs.existsSync(file)) {
     if (options.agentsFile !== undefined) throw new Error(`${file}: no such file`);
     return { file: undefined, parsed: undefined, agents: [defaultAgent(options.workspaceFolder, models, defaultModel)], diagnostics: [] };
   }
-  const parsed = parseAgentsFile(fs.readFileSync(file, 'utf8'), file);
+  const parsed = parseAgentsFile(options.agentsText ?? fs.readFileSync(file, 'utf8'), file);
   const diagnostics = [...parsed.diagnostics];
   const agents: Agent[] = [];
   const context = { workspaceFolder: options.workspaceFolder, baseFolder: path.dirname(file) };

@@ -1,5 +1,6 @@
 // The engine's diagnostics in the Problems panel, as you type (debounced), for the workspace
-// policy, the agents file, and the managed and user policy files when they are open.
+// policy, the agents file (with what each agent's model is offered, as information), and the
+// managed and user policy files when they are open.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -7,6 +8,7 @@ import { parseAgentsFile, spawnInfo } from '../agents/agentsFile.js';
 import { checkPolicyLayer } from '../policy/check.js';
 import { LineMap, type Diagnostic } from '../policy/diagnostics.js';
 import { loadPolicyText } from '../policy/policy.js';
+import { toolsOfferedDiagnostics } from '../runtime/agentsToolsOffered.js';
 import { AGENTS_FILE } from '../runtime/workspaceAgents.js';
 import type { PolicyService } from './policyService.js';
 import { WORKSPACE_POLICY_FILE } from './policyService.js';
@@ -74,7 +76,7 @@ export class PolicyDiagnostics implements vscode.Disposable {
   /** The engine's diagnostics for one file's text, as VS Code diagnostics. */
   private check(uri: vscode.Uri, text: string, kind: 'policy' | 'agents'): void {
     const file = uri.fsPath;
-    const found = kind === 'policy' ? this.policyDiagnostics(file, text) : parseAgentsFile(text, file).diagnostics;
+    const found = kind === 'policy' ? this.policyDiagnostics(file, text) : this.agentsDiagnostics(file, text);
     const lines = new LineMap(text);
     const positionAt = (offset: number): vscode.Position => {
       const p = lines.position(offset);
@@ -86,6 +88,14 @@ export class PolicyDiagnostics implements vscode.Disposable {
       diagnostic.code = d.code;
       return diagnostic;
     }));
+  }
+
+  /** The agents file's problems, then (when it is valid) what each agent's model is offered under the policies in force (info). */
+  private agentsDiagnostics(file: string, text: string): Diagnostic[] {
+    const parsed = parseAgentsFile(text, file);
+    if (parsed.value === undefined) return parsed.diagnostics;
+    const offered = toolsOfferedDiagnostics(parsed, file, file, this.policy.current(), 'the policies in force', text);
+    return [...parsed.diagnostics, ...offered.map((o) => o.diagnostic)];
   }
 
   private policyDiagnostics(file: string, text: string): Diagnostic[] {

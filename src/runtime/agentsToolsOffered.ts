@@ -1,6 +1,6 @@
-// `agentpolicy check` with an agents file: for each agent and subagent, the tools its model is
-// offered under the policy checked and those hidden from it (denied outright, src/policy/hiddenTools.ts),
-// as one `info` diagnostic `tools-offered` at its name. Builtin and subagent tools are known
+// What each agent and subagent of an agents file is offered (`agentpolicy check`, and the editor's
+// Problems for `.agents.jsonc`): the tools its model is offered under a policy and those hidden
+// from it (denied outright, src/policy/hiddenTools.ts), as one `info` diagnostic `tools-offered` at its name. Builtin and subagent tools are known
 // exactly (the runtime's own definitions); client tools by their id only, and MCP servers' tools
 // not until the server lists them: for those it says what the policy hides of them already.
 import * as path from 'node:path';
@@ -12,10 +12,10 @@ import { describeDenial, outrightDenial, unlistedToolsHidden, type HiddenToolOpt
 import { permissionModeDecision } from '../policy/lint.js';
 import type { ParsedJsonc } from '../policy/parse.js';
 import type { Policy } from '../policy/policy.js';
-import type { RootAgentDefinition, SubagentDefinition } from '../runtime/sessionOptions.js';
-import { definitionOf } from '../runtime/sessionDefinition.js';
-import type { ToolSource } from '../runtime/tools.js';
-import { loadWorkspaceAgents, toolRef } from '../runtime/workspaceAgents.js';
+import type { RootAgentDefinition, SubagentDefinition } from './sessionOptions.js';
+import { definitionOf } from './sessionDefinition.js';
+import type { ToolSource } from './tools.js';
+import { loadWorkspaceAgents, toolRef } from './workspaceAgents.js';
 
 /** What `--json` adds to a `tools-offered` diagnostic. */
 export interface ToolsOffered {
@@ -28,16 +28,20 @@ export interface ToolsOffered {
   servers: Array<{ tools: string; allHidden?: { rule: RuleRef | null; defaultFrom?: LayerName | null }; hiddenBy: RuleRef[] }>;
 }
 
-/** One `tools-offered` diagnostic per agent and subagent of a valid agents file, with its JSON data. */
+/**
+ * One `tools-offered` diagnostic per agent and subagent of a valid agents file, with its JSON data.
+ * `judgedBy` ends each message: which policies it was judged by. `text`: the file's text as an
+ * editor holds it (default: read from `agentsPath`).
+ */
 export function toolsOfferedDiagnostics(
-  parsed: ParsedJsonc<AgentsFile>, file: string, agentsPath: string, policy: Policy, policyFiles: readonly string[],
+  parsed: ParsedJsonc<AgentsFile>, file: string, agentsPath: string, policy: Policy, judgedBy: string, text?: string,
 ): Array<{ diagnostic: Diagnostic; data: ToolsOffered }> {
   const decls = parsed.value?.agents;
   if (decls === undefined) return [];
   // MCP servers stand in by id: nothing is started (their tools are not known until then).
   const sourceIds = new Set(decls.flatMap((d) => [d, ...(d.subagents ?? [])]).flatMap((d) => d.tools ?? []).map(toolRef).flatMap((r) => (r.kind === 'mcp' ? [r.sourceId] : [])));
   const toolSources: ToolSource[] = [...sourceIds].map((id) => ({ id, name: id.slice(4), connect: () => { throw new Error('not started by agentpolicy check'); } }));
-  const { agents } = loadWorkspaceAgents({ workspaceFolder: path.dirname(agentsPath), agentsFile: agentsPath, toolSources });
+  const { agents } = loadWorkspaceAgents({ workspaceFolder: path.dirname(agentsPath), agentsFile: agentsPath, toolSources, ...(text !== undefined ? { agentsText: text } : {}) });
   const out: Array<{ diagnostic: Diagnostic; data: ToolsOffered }> = [];
   decls.forEach((decl, i) => {
     const root = agents[i];
@@ -47,7 +51,7 @@ export function toolsOfferedDiagnostics(
       const data = offeredTo(policy, def, root, refs ?? [], shown, options);
       const node = parsed.root ? findNodeAtLocation(parsed.root, at) : undefined;
       out.push({
-        diagnostic: { file, severity: 'info', code: 'tools-offered', offset: node?.offset ?? 0, length: node?.length ?? 1, message: describeOffered(data, policyFiles) },
+        diagnostic: { file, severity: 'info', code: 'tools-offered', offset: node?.offset ?? 0, length: node?.length ?? 1, message: describeOffered(data, judgedBy) },
         data,
       });
     };
@@ -91,8 +95,8 @@ function offeredTo(policy: Policy, def: RootAgentDefinition | SubagentDefinition
   return data;
 }
 
-/** `agent "main" is offered …; hidden from its model: …; mcp.github.*: …` (judged by the policy files checked only). */
-function describeOffered(data: ToolsOffered, policyFiles: readonly string[]): string {
+/** `agent "main" is offered …; hidden from its model: …; mcp.github.*: … (under …)`. */
+function describeOffered(data: ToolsOffered, judgedBy: string): string {
   const parts = [`agent "${data.agent}" is offered ${data.offered.length > 0 ? data.offered.join(', ') : data.servers.length > 0 ? 'only the tools of its MCP servers' : 'no tool'}`];
   if (data.hidden.length > 0) parts.push(`hidden from its model (every call denied): ${data.hidden.map((h) => `${h.tool} by ${describeDenial(h)}`).join('; ')}`);
   for (const s of data.servers) {
@@ -100,5 +104,5 @@ function describeOffered(data: ToolsOffered, policyFiles: readonly string[]): st
       : s.hiddenBy.length > 0 ? `those matched by ${s.hiddenBy.map((rule) => describeDenial({ rule })).join(', ')} hidden` : 'none hidden by this policy';
     parts.push(`mcp tools ${s.tools}: listed when the server starts; ${what}`);
   }
-  return `${parts.join('; ')} (under ${policyFiles.join(' and ')} only)`;
+  return `${parts.join('; ')} (under ${judgedBy})`;
 }
