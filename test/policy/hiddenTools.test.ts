@@ -11,7 +11,7 @@ import type { SessionMarks } from '../../src/policy/flowMarks.js';
 import { describeDenial, outrightDenial, SPAWN_TOOL, unlistedToolsHidden } from '../../src/policy/hiddenTools.js';
 import { runInlineTests, testDiagnostics } from '../../src/policy/inlineTests.js';
 import { lintSpawnDenied } from '../../src/policy/lint.js';
-import { loadPolicyText, nextLayerState, Policy, type PolicyLayer } from '../../src/policy/policy.js';
+import { loadPolicyText, nextLayerState, Policy, type LayerState, type PolicyLayer } from '../../src/policy/policy.js';
 import { toolKinds, type Decision } from '../../src/policy/schema.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
 
@@ -250,6 +250,8 @@ const inputArb = fc.record(
   { requiredKeys: [] },
 );
 
+const layerStateArb = fc.constantFrom<'valid' | 'stale' | 'broken'>('valid', 'valid', 'valid', 'valid', 'valid', 'valid', 'stale', 'broken');
+
 const marksArb: fc.Arbitrary<SessionMarks> = fc.oneof(
   fc.uniqueArray(markArb).map((m) => new Set(m)),
   fc.constant<SessionMarks>('unknown'),
@@ -275,12 +277,20 @@ describe('hidden tools: properties (fast-check)', function () {
     fc.assert(
       fc.property(
         fc.record({ managed: fc.option(layerSpecArb, { nil: undefined, freq: 3 }), workspace: layerSpecArb, user: fc.option(layerSpecArb, { nil: undefined, freq: 3 }) }),
+        // Now and then a layer's file is invalid now: stale (its last valid version in force) or broken (never valid: it asks).
+        fc.record({ managed: layerStateArb, workspace: layerStateArb, user: layerStateArb }),
         toolArb, fc.constantFrom(...AGENTS), fc.constantFrom<Decision>('allow', 'ask', 'deny'),
         fc.array(fc.tuple(inputArb, marksArb, fc.boolean(), fc.boolean()), { minLength: 1, maxLength: 8 }),
-        (specs, t, agent, fallbackDefault, calls) => {
+        (specs, states, t, agent, fallbackDefault, calls) => {
           runs++;
-          const layers: Partial<Record<LayerName, PolicyLayer>> = {};
-          for (const name of ['managed', 'workspace', 'user'] as const) if (specs[name]) layers[name] = loadSpec(specs[name]!, name);
+          const layers: Partial<Record<LayerName, LayerState>> = {};
+          for (const name of ['managed', 'workspace', 'user'] as const) {
+            if (!specs[name]) continue;
+            const good = loadSpec(specs[name]!, name);
+            const invalid = loadPolicyText('{ "version": 1, "rules": [ { "tool": ["x"], "decision": "allow" } ] }', `${name}.jsonc`, name);
+            layers[name] = states[name] === 'valid' ? nextLayerState(undefined, good)
+              : states[name] === 'stale' ? nextLayerState(nextLayerState(undefined, good), invalid) : nextLayerState(undefined, invalid);
+          }
           const policy = new Policy(layers);
           const denial = outrightDenial(policy, t, agent, { fallbackDefault });
           if (denial === undefined) return;
