@@ -1,13 +1,17 @@
-// Time-limited grants in a real VS Code (code-server, see harness.ts): an ask answered with
-// "Allow for 15 Minutes" from its notification, then the same call is not asked again; the grant
-// shows under its session in Open Callbacks with its time left, and Revoke there takes it back.
-// The asks come from Claude Code's hook (the built CLI, as hookAsks.test.ts runs it), whose calls
-// the test makes when it likes. Run with `npm run test:e2e -- --grep "time-limited"`.
+// Grants in a real VS Code (code-server, see harness.ts). An ask answered with "Allow for 15
+// Minutes" from its notification, then the same call is not asked again; the grant shows under its
+// session in Open Callbacks with its time left, and Revoke there takes it back (the asks come from
+// Claude Code's hook, the built CLI as hookAsks.test.ts runs it, whose calls the test makes when it
+// likes). And Allow for Session on a compound command in one of our sessions: the same asking
+// commands in another chain are not asked, another command is. Run with
+// `npm run test:e2e -- --grep "Time-limited"`.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { findEditor } from '../../src/hooks/editorBridge';
 import { readAuditLog } from '../../src/runtime/auditRead';
 import { CLAUDE_SESSION, claudeHook, decisionOf, useStateFolder } from './claudeHook';
-import { activated, countLabel, useVsCode } from './harness';
+import { activated, countLabel, startSession, transcriptText, useVsCode } from './harness';
 
 const VIEW = 'Open Callbacks';
 
@@ -63,5 +67,42 @@ describe('Time-limited grants in VS Code (e2e)', function () {
       'callback-settled deny person',
     ]) assert.ok(seen.includes(want), `the window's audit log has "${want}":\n${seen.join('\n')}`);
     assert.equal(lines.filter((e) => e.event === 'callback-opened').length, 2, 'two asks were put to a person: the first and the one after Revoke');
+  });
+
+  it('Allow for Session on a compound command grants the commands that asked: the same commands in another chain run unasked, another command asks', async () => {
+    // An agent that runs three chains: `node src/index.js *` is allowed by the sample policy, `echo` asks (its default).
+    const v = await open('grant-parts', {
+      prepare: (ws) => {
+        fs.writeFileSync(path.join(ws, '.agents.jsonc'), JSON.stringify({
+          agents: [{ name: 'chains', model: 'scripted:chains.jsonc', instructions: 'Run the chains.', permissionMode: 'ask', tools: ['builtin.run_command'] }],
+        }));
+        fs.writeFileSync(path.join(ws, 'chains.jsonc'), JSON.stringify({
+          agents: {
+            chains: [
+              { call: 'run_command', input: { command: 'echo one && node src/index.js atlas && echo two' } },
+              { call: 'run_command', input: { command: 'echo two; echo one' } },
+              { call: 'run_command', input: { command: 'echo one && echo three' } },
+              { say: 'Chains done.' },
+            ],
+          },
+        }));
+      },
+    });
+    await activated(v);
+    await startSession(v, 'chains', 'Run the chains');
+    const first = /chains wants to run builtin\.run_command: echo one && node src\/index\.js atlas && echo two/;
+    await v.clickNotificationButton(first, 'Allow for Session', 120_000);
+    // The second chain has only granted commands: no notification. The third has `echo three`.
+    const third = /chains wants to run builtin\.run_command: echo one && echo three/;
+    await v.notification(third, 60_000);
+    await v.waitFor('the grants of both commands under the session in Open Callbacks', async () => {
+      const rows = await v.treeItems(VIEW);
+      return ['echo one', 'echo two'].every((granted) => rows.some((i) => i.label === granted && /for the session/.test(i.description))) || undefined;
+    });
+    await v.screenshot('grant-parts');
+    await v.clickNotificationButton(third, 'Deny');
+    const t = await transcriptText(v, /completed: Chains done\./);
+    assert.match(t, /echo two; echo one"\} -> allow \(session\)/, `the second chain ran by the grants:\n${t}`);
+    assert.match(t, /echo one && echo three"\} -> ask/, t);
   });
 });
