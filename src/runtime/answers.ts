@@ -134,6 +134,8 @@ export interface ApprovalRequest {
    * The editor offers the durations of `offeredDurations(longestGrant)`.
    */
   longestGrant: Remember;
+  /** Of a compound command, the asking parts a grant in force already covers (only the others need the answer). */
+  grantedParts?: readonly string[];
   /** For an ask with a timeout: when it lapses (epoch ms) and what happens then. */
   timeout?: { at: number; onTimeout: 'deny' | 'keep' };
   /** For `builtin.run_command`: how the command would run if allowed (sandboxed or not, with or without network). */

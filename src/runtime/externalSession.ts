@@ -70,6 +70,10 @@ export interface ExternalSessionWiring {
   controls?: () => ManagedControls;
 }
 
+function grantedPartsField(parts: string[]): { grantedParts?: string[] } {
+  return parts.length > 0 ? { grantedParts: parts } : {};
+}
+
 /** Transcript lines kept per host session: a host session can live for days. */
 const TRANSCRIPT_LINES = 1000;
 
@@ -173,6 +177,7 @@ export class ExternalSession implements CallbackHost, ListedSession {
       decision,
       sessionAllowed: widest === 'session',
       longestGrant: longestGrant(decision, false),
+      ...(widest === 'never' ? {} : grantedPartsField(this.allowances.grantedParts(grantCall))),
       ...(ask.timeoutSeconds !== undefined ? { timeout: { at: Date.now() + ask.timeoutSeconds * 1000, onTimeout: ask.onTimeout } } : {}),
     };
     const callback = new OpenApproval(newId('cb'), this.id, turnId, agent, Date.now(), request);

@@ -95,6 +95,22 @@ export class SessionGrants {
     return found.every(fits) ? found : undefined;
   }
 
+  /**
+   * Of a compound command that asks, the asking parts a grant in force already covers: the
+   * person is asked only for the others (the notification says so).
+   */
+  grantedParts(call: GrantCall): string[] {
+    if (call.decision.lowered || call.decision.decision !== 'ask') return [];
+    const parts = grantableParts(call);
+    if (!parts || parts.asking.length < 2) return [];
+    const now = this.clock();
+    const widest = rememberSeconds(call.decision.ask?.remember ?? 'session');
+    return parts.asking.map((p) => p.part).filter((part) => {
+      const grant = this.grants.get(partKey(call.toolId, parts.context, part));
+      return grant !== undefined && live(grant, now) && lengthSeconds(grant) <= widest;
+    });
+  }
+
   /** The grants still in force, oldest first; lapsed ones are forgotten. */
   list(): Grant[] {
     const now = this.clock();

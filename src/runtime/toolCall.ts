@@ -164,6 +164,7 @@ export class ToolCalls {
     hook: { hook: string; title: string } | undefined,
   ): Promise<string> {
     const widest = longestGrant(decision, hook !== undefined);
+    const grantedParts = widest === 'never' ? [] : this.grants.grantedParts(grantCall(tool, input, canonical, decision));
     // How the command would run if a person allows it: the notification and the audit say so.
     const run = this.runSandbox(decision, tool, { by: 'person', ...(hook ? { hook: hook.hook } : {}) });
     const timeoutSeconds = hook === undefined ? decision.ask?.timeout : undefined;
@@ -181,6 +182,7 @@ export class ToolCalls {
       decision,
       sessionAllowed: widest === 'session',
       longestGrant: widest,
+      ...(grantedParts.length > 0 ? { grantedParts } : {}),
       ...this.sandboxField(tool, run),
       ...(timeoutSeconds !== undefined ? { timeout: { at: Date.now() + timeoutSeconds * 1000, onTimeout: decision.ask?.onTimeout ?? 'deny' } } : {}),
     };

@@ -54,9 +54,11 @@ export function describeRule(c: OpenCallback): string {
   const where = d.rule
     ? `${d.rule.layer} rule ${d.rule.id !== null ? `"${d.rule.id}"` : d.rule.index + 1} (${d.rule.file.split(/[\\/]/).pop()}:${d.rule.line})`
     : d.defaultFrom ? `the ${d.defaultFrom} policy's default` : 'the default';
-  // A call of several parts: say which part asked (the others were allowed, or asked too).
-  const asking = d.parts?.filter((p) => p.decision === d.decision) ?? [];
-  const part = asking.length > 0 ? ` for ${asking.map((p) => JSON.stringify(p.part)).join(', ')} (${asking.length} of ${d.parts!.length} parts)` : '';
+  // A call of several parts: say which part asked (the others were allowed, asked too, or are granted already).
+  const granted: readonly string[] = c.type === 'approval' ? (c.request.grantedParts ?? []) : [];
+  const asking = d.parts?.filter((p) => p.decision === d.decision && !granted.includes(p.part)) ?? [];
+  const already = granted.length > 0 ? `; ${granted.map((p) => JSON.stringify(p)).join(', ')} already granted` : '';
+  const part = asking.length > 0 ? ` for ${asking.map((p) => JSON.stringify(p.part)).join(', ')} (${asking.length} of ${d.parts!.length} parts${already})` : '';
   return `${where}${part}${d.reason ? `: ${d.reason}` : ''}`;
 }
 

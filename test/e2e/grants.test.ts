@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { findEditor } from '../../src/hooks/editorBridge';
 import { readAuditLog } from '../../src/runtime/auditRead';
 import { CLAUDE_SESSION, claudeHook, decisionOf, useStateFolder } from './claudeHook';
-import { activated, countLabel, startSession, transcriptText, useVsCode } from './harness';
+import { activated, countLabel, startSession, textOf, transcriptText, useVsCode } from './harness';
 
 const VIEW = 'Open Callbacks';
 
@@ -94,7 +94,9 @@ describe('Time-limited grants in VS Code (e2e)', function () {
     await v.clickNotificationButton(first, 'Allow for Session', 120_000);
     // The second chain has only granted commands: no notification. The third has `echo three`.
     const third = /chains wants to run builtin\.run_command: echo one && echo three/;
-    await v.notification(third, 60_000);
+    const toast = await v.notification(third, 60_000);
+    const said = await textOf(toast);
+    assert.match(said, /for "echo three" \(1 of 2 parts; "echo one" already granted\)/, `the ask names only the command no grant covers (it says: ${said})`);
     await v.waitFor('the grants of both commands under the session in Open Callbacks', async () => {
       const rows = await v.treeItems(VIEW);
       return ['echo one', 'echo two'].every((granted) => rows.some((i) => i.label === granted && /for the session/.test(i.description))) || undefined;

@@ -381,3 +381,20 @@ describe("grants in another agent's session (its hook asks)", () => {
     session.closeAll('test over');
   });
 });
+
+describe('an ask says which of its parts are granted already', () => {
+  before(async () => {
+    await initShellParser();
+  });
+
+  it('grantedParts lists the asking parts a grant in force covers', () => {
+    const policy = policyOf(POLICY);
+    const clock = fakeClock();
+    const grants = new SessionGrants(clock.now);
+    grants.grant(shellCall(policy, 'npm test && git push'), 900);
+    assert.deepEqual(grants.grantedParts(shellCall(policy, 'git push && ls -la && npm run build')), ['git push']);
+    assert.deepEqual(grants.grantedParts(shellCall(policy, 'npm run build')), [], 'one command: nothing to tell');
+    clock.advance(15 * MINUTE);
+    assert.deepEqual(grants.grantedParts(shellCall(policy, 'git push && ls -la')), [], 'a lapsed grant covers nothing');
+  });
+});

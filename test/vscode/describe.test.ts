@@ -39,4 +39,14 @@ describe('notification texts', () => {
     });
     assert.match(askMessage(hosted, approval), /\. The managed policy \/etc\/m\.jsonc allows grants of at most 1 hour \(controls: allowForSession false, longestGrant "1h"\)\.$/);
   });
+
+  it('an ask of a compound command names only the parts no grant covers, and those that are granted already', () => {
+    const part = (text: string) => ({ part: text, decision: 'ask' as const, rule: null, defaultFrom: null });
+    const approval = new OpenApproval('cb4', 's', 't', 'main', 0, {
+      tool: { id: 'builtin.run_command', name: 'run_command', kind: 'builtin', annotations: {} }, title: '', input: { command: 'echo one && echo three' },
+      sessionAllowed: true, longestGrant: 'session', grantedParts: ['echo one'],
+      decision: { decision: 'ask', rule: null, lowered: false, warnings: [], defaultFrom: 'workspace', parts: [part('echo one'), part('echo three')], ask: { onTimeout: 'deny', remember: 'session' } },
+    });
+    assert.match(askMessage(hosted, approval), /asked by the workspace policy's default for "echo three" \(1 of 2 parts; "echo one" already granted\)/);
+  });
 });
