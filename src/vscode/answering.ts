@@ -38,7 +38,9 @@ export function approvalChoices(request: ApprovalRequest): Choice[] {
 export function notificationChoices(request: ApprovalRequest): { buttons: Choice[]; more: Choice[] } {
   const all = approvalChoices(request);
   const grants = all.filter((c) => c !== 'allow' && c !== 'deny');
-  const shown = new Set<Choice>(['allow', 'deny', ...grants.slice(0, 1), ...grants.slice(-1)]);
+  // Four buttons at most (Allow, the longest grant, Deny, More…): a fifth has VS Code cut every
+  // label to "All…" / "De…". The shorter grants are under More….
+  const shown = new Set<Choice>(['allow', 'deny', ...grants.slice(-1)]);
   return { buttons: all.filter((c) => shown.has(c)), more: all.filter((c) => !shown.has(c)) };
 }
 

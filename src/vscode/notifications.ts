@@ -1,5 +1,5 @@
 // Each ask raises one notification (a result held for review: Pass / Withhold / Show) naming who asks, the tool id, a summary of the input and the
-// rule that asked, with Allow / Allow for 15 Minutes / Allow for Session / Deny (the other grants under More…). A burst is coalesced into one
+// rule that asked, with Allow / the longest grant it may give (Allow for Session) / Deny (the shorter grants under More…). A burst is coalesced into one
 // notification that opens the tree. A setting turns them off (tree and status bar only).
 import * as vscode from 'vscode';
 import type { OpenCallback } from '../runtime/answers.js';
@@ -119,7 +119,7 @@ export class Notifications implements vscode.Disposable {
     });
   }
 
-  /** More…: the grants the buttons had no room for (Allow for 1 Hour), then the other actions. */
+  /** More…: the shorter grants the buttons had no room for (Allow for 15 Minutes, …), then the other actions. */
   private async more(callbackId: string, choices: readonly Choice[]): Promise<void> {
     const picked = await vscode.window.showQuickPick(
       [
