@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import Module = require('node:module');
 import * as path from 'node:path';
 import * as vm from 'node:vm';
+import { writePrivateFile } from '../hooks/privateFile.js';
 
 export interface CachedModule<T> {
   exports: T;
@@ -40,10 +41,7 @@ export function requireWithCodeCache<T>(file: string, cacheDir: string): CachedM
     save: () => {
       if (cached && !script.cachedDataRejected) return;
       try {
-        fs.mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
-        const temp = `${cacheFile}.${process.pid}.tmp`;
-        fs.writeFileSync(temp, script.createCachedData(), { mode: 0o600 });
-        fs.renameSync(temp, cacheFile);
+        writePrivateFile(cacheFile, script.createCachedData(), { makeFolder: true });
         // Earlier builds' caches of the same bundle are of no more use.
         const prefix = `${path.basename(file)}-`;
         for (const name of fs.readdirSync(cacheDir)) {

@@ -9,6 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { writePrivateFile } from './privateFile.js';
 
 /** What the discovery file says; written by the window, checked by the hook. */
 export interface Discovery {
@@ -134,17 +135,6 @@ export function writeDiscovery(dir: string, discovery: Discovery): string {
   return file;
 }
 
-/** Writes a file only this user can read, whole (a temporary file renamed over it). */
-export function writePrivateFile(file: string, text: string): void {
-  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    fs.writeFileSync(temp, text, { mode: 0o600, flag: 'wx' });
-    fs.renameSync(temp, file);
-  } catch (error) {
-    fs.rmSync(temp, { force: true });
-    throw error;
-  }
-}
 
 /** Removes the discovery file if it is still this window's (another window of the folder may have replaced it). */
 export function removeDiscovery(file: string, token: string): void {

@@ -11,9 +11,10 @@ import { readAskLine } from './editorAskMessage.js';
 import { MAX_ASK_BYTES } from './editorBridge.js';
 import {
   acceptedPolicyFile, bridgeDirectories, bridgeSupported, discoveryFile, ensurePrivateDirectory, newSocketPath, newToken, realFolder, removeDiscovery,
-  sweepStale, writeDiscovery, writePrivateFile,
+  sweepStale, writeDiscovery,
 } from './editorDiscovery.js';
 import { HOSTS } from './hostAgents.js';
+import { writePrivateFile } from './privateFile.js';
 
 /** What the hook needs of the window besides the socket; read again by `refresh()`. */
 export interface WindowFacts {

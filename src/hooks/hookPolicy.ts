@@ -12,6 +12,7 @@ import { HeldPolicy } from '../policy/heldPolicy.js';
 import { nextLayerState, Policy, loadPolicyText, type LayerState, type PolicyLayer } from '../policy/policy.js';
 import type { Span } from '../policy/jsoncFast.js';
 import type { PolicyFile } from '../policy/schema.js';
+import { writePrivateFile } from './privateFile.js';
 import { defaultStateDir } from './stateDir.js';
 
 export const WORKSPACE_POLICY = '.agentpolicy.jsonc';
@@ -61,10 +62,7 @@ function keepLastValid(stateDir: string, file: string, text: string, warnings: s
     // Not kept yet.
   }
   try {
-    fs.mkdirSync(path.dirname(kept), { recursive: true, mode: 0o700 });
-    const temp = `${kept}.${process.pid}.tmp`;
-    fs.writeFileSync(temp, text, { mode: 0o600 });
-    fs.renameSync(temp, kept);
+    writePrivateFile(kept, text, { makeFolder: true });
   } catch (error) {
     warnings.push(`the last valid version of ${file} could not be kept (${(error as Error).message})`);
   }
@@ -116,11 +114,8 @@ function compileLayer(text: string, shown: string, layer: LayerName, stateDir: s
   const arrays = loaded.parsed.topLevelArrays;
   if (loaded.valid && loaded.policy && arrays) {
     try {
-      fs.mkdirSync(path.dirname(known), { recursive: true, mode: 0o700 });
-      const temp = `${known}.${process.pid}.tmp`;
       const kept: KeptReading = { value: loaded.policy, topLevelArrays: [...arrays].map(([key, spans]) => [key, [...spans]]) };
-      fs.writeFileSync(temp, JSON.stringify(kept), { mode: 0o600 });
-      fs.renameSync(temp, known);
+      writePrivateFile(known, JSON.stringify(kept), { makeFolder: true });
       forgetOldReadings(path.dirname(known));
     } catch {
       // Only the next call's speed depends on it.

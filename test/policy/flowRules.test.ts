@@ -6,25 +6,18 @@
 import * as assert from 'node:assert/strict';
 import * as os from 'node:os';
 import fc from 'fast-check';
-import type { ToolCall } from '../../src/policy/call.js';
 import { checkPolicyLayer } from '../../src/policy/check.js';
 import { runInlineTests } from '../../src/policy/inlineTests.js';
 import { covers, lintShadowed } from '../../src/policy/lint.js';
 import { describeChange, heldDecision, looseningDiff } from '../../src/policy/loosening.js';
 import { loadPolicyText, Policy, type DecideOptions, type PolicyLayer } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
+import { bareCall, validLayer } from './validLayer.js';
 
 const FOLDER = os.tmpdir();
 
-function layer(rules: readonly unknown[], extra: Record<string, unknown> = {}): PolicyLayer {
-  const l = loadPolicyText(JSON.stringify({ version: 1, rules, ...extra }, null, 2), '.agentpolicy.jsonc', 'workspace');
-  assert.equal(l.valid, true, JSON.stringify(l.diagnostics));
-  return l;
-}
-
-function call(id: string, input: unknown = {}): ToolCall {
-  return { tool: { id }, input, agent: 'main' };
-}
+const layer = validLayer;
+const call = bareCall;
 
 function options(marks: readonly string[] | 'unknown' = []): DecideOptions {
   return { workspaceFolder: FOLDER, followSymlinks: false, marks: marks === 'unknown' ? 'unknown' : new Set(marks) };

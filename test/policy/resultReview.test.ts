@@ -7,24 +7,17 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { main } from '../../src/cli/agentpolicy.js';
-import type { ToolCall } from '../../src/policy/call.js';
 import { runInlineTests, testDiagnostics } from '../../src/policy/inlineTests.js';
 import { describeChange, heldDecision, looseningDiff } from '../../src/policy/loosening.js';
-import { loadPolicyText, Policy, type DecideOptions, type PolicyLayer } from '../../src/policy/policy.js';
+import { loadPolicyText, Policy, type DecideOptions } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
+import { bareCall, validLayer } from './validLayer.js';
 
 const FOLDER = os.tmpdir();
 const OPTIONS: DecideOptions = { workspaceFolder: FOLDER, followSymlinks: false };
 
-function layer(rules: readonly unknown[], extra: Record<string, unknown> = {}): PolicyLayer {
-  const l = loadPolicyText(JSON.stringify({ version: 1, rules, ...extra }, null, 2), '.agentpolicy.jsonc', 'workspace');
-  assert.equal(l.valid, true, JSON.stringify(l.diagnostics));
-  return l;
-}
-
-function call(id: string, input: unknown = {}): ToolCall {
-  return { tool: { id }, input, agent: 'main' };
-}
+const layer = validLayer;
+const call = bareCall;
 
 before(async () => {
   await initShellParser();
