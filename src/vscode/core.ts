@@ -11,6 +11,7 @@ import { SessionHost } from '../runtime/sessionHost.js';
 import { MCP_CONSENT_KEY } from './apiKeys.js';
 import { CallbacksTree } from './callbacksTree.js';
 import type { CallbacksView } from './callbacksView.js';
+import { registerChatModels } from './chatModels.js';
 import { sessionCommands } from './commands.js';
 import { startHookAsks } from './hookAsks.js';
 import type { CoreCommands } from './lazyCommands.js';
@@ -95,6 +96,8 @@ export function startCore(shell: Shell): Core {
     vscode.workspace.registerTextDocumentContentProvider(HELD_RESULT_SCHEME, new HeldResults(host)),
     vscode.languages.registerCodeLensProvider(POLICY_SELECTOR, new RuleCounts(host)),
     vscode.languages.registerCodeActionsProvider(POLICY_SELECTOR, new PolicyQuickFixes(workspaceFolder, () => policy.current().controls), { providedCodeActionKinds: PolicyQuickFixes.kinds }),
+    // Our models in the Chat view's model picker; resolved in the background, so activation does not wait.
+    ...registerChatModels({ secrets: context.secrets, log, workspaceFolder }),
   );
   updateContext();
   if (host.interrupted.length > 0) {
