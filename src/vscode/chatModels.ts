@@ -17,7 +17,7 @@ import { cancelled, type ModelResponse } from '../runtime/model.js';
 import { AGENTS_FILE } from '../runtime/workspaceAgents.js';
 import { BASE_URL_SETTING } from './apiKeys.js';
 import { configuredBaseUrl } from './baseUrlSetting.js';
-import { CHAT_VENDOR, chatModelReferenceOf, chatModelsOffered, openaiCompatibleModelsIn, SCRIPTED_CHAT_MODEL, type ChatModelInfo } from './chatModelCatalog.js';
+import { CHAT_VENDOR, chatModelReferenceOf, chatModelsOffered, openaiCompatibleModelsIn, type ChatModelInfo } from './chatModelCatalog.js';
 import { responsePartsOf, runtimeRequestOf, type ProviderMessage, type RuntimeChatRequest } from './chatModelMessages.js';
 import type { Log } from './log.js';
 import { scriptedChatAnswer } from './scriptedChatModel.js';
@@ -41,6 +41,8 @@ interface ChatRequestMessage {
 }
 interface ChatResponseOptions {
   readonly tools?: readonly vscode.LanguageModelChatTool[];
+  /** The extension that sent the request (VS Code passes it; not in every version's types). */
+  readonly requestInitiator?: string;
 }
 type ResponsePart = vscode.LanguageModelTextPart | vscode.LanguageModelToolCallPart;
 interface ChatModelProvider {
@@ -63,19 +65,19 @@ export interface ChatModelsOptions {
  * Registers the provider (where VS Code has the API) and resolves it once, in the background: until
  * VS Code has asked a provider for its models, a request to one fails with "Language model unavailable".
  */
-export function registerChatModels(options: ChatModelsOptions): vscode.Disposable[] {
+export function registerChatModels(options: ChatModelsOptions): { disposables: vscode.Disposable[]; resolved: Promise<void> } {
   const api = vscode.lm as Partial<LmProviderApi>;
   if (typeof api.registerLanguageModelChatProvider !== 'function') {
     options.log.info(`this VS Code (${vscode.version}) cannot take language model providers (1.104 or later can): the model picker does not offer Agent Policy's models`);
-    return [];
+    return { disposables: [], resolved: Promise.resolve() };
   }
   const provider = new AgentPolicyChatModels(options);
   const registration = api.registerLanguageModelChatProvider(CHAT_VENDOR, provider);
-  void vscode.lm.selectChatModels({ vendor: CHAT_VENDOR }).then(
+  const resolved = Promise.resolve(vscode.lm.selectChatModels({ vendor: CHAT_VENDOR })).then(
     (models) => options.log.info(`the model picker offers ${models.map((m) => `${m.name} (vscode-lm:${m.vendor}/${m.family})`).join(', ')}`),
     (error: unknown) => options.log.error('the model picker could not list Agent Policy\'s models', error),
   );
-  return [registration, provider];
+  return { disposables: [registration, provider], resolved };
 }
 
 class AgentPolicyChatModels implements ChatModelProvider, vscode.Disposable {
@@ -108,7 +110,7 @@ class AgentPolicyChatModels implements ChatModelProvider, vscode.Disposable {
     const abort = new AbortController();
     const cancel = token.onCancellationRequested(() => abort.abort());
     try {
-      const response = await this.answer(model, request, abort.signal);
+      const response = await this.answer(model, request, abort.signal, typeof options.requestInitiator === 'string' ? options.requestInitiator : 'an unnamed extension');
       if (abort.signal.aborted) throw cancelled();
       for (const part of responsePartsOf(response)) {
         progress.report(part.type === 'text' ? new vscode.LanguageModelTextPart(part.value) : new vscode.LanguageModelToolCallPart(part.callId, part.name, part.input));
@@ -128,10 +130,11 @@ class AgentPolicyChatModels implements ChatModelProvider, vscode.Disposable {
     for (const s of this.subscriptions) s.dispose();
   }
 
-  private async answer(model: ChatModelInfo, request: RuntimeChatRequest, signal: AbortSignal): Promise<ModelResponse> {
-    if (model.id === SCRIPTED_CHAT_MODEL) return scriptedChatAnswer(request, signal);
+  private async answer(model: ChatModelInfo, request: RuntimeChatRequest, signal: AbortSignal, initiator: string): Promise<ModelResponse> {
     const reference = chatModelReferenceOf({ vendor: CHAT_VENDOR, id: model.id, family: model.family });
     if (reference === undefined) return scriptedChatAnswer(request, signal);
+    // Any extension may use a provider's models: who spends the person's key is in the log.
+    this.options.log.info(`${reference}: a request from ${initiator.slice(0, 100)} through VS Code's language model API`);
     // The openai client is loaded at the first request, not when the core starts.
     const { workspaceModelFactory } = await import('./models.js');
     const folder = this.options.workspaceFolder;

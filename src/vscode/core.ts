@@ -12,6 +12,7 @@ import { MCP_CONSENT_KEY } from './apiKeys.js';
 import { CallbacksTree } from './callbacksTree.js';
 import type { CallbacksView } from './callbacksView.js';
 import { registerChatModels } from './chatModels.js';
+import { openChatStarter } from './chatStarter.js';
 import { sessionCommands } from './commands.js';
 import { startHookAsks } from './hookAsks.js';
 import type { CoreCommands } from './lazyCommands.js';
@@ -75,6 +76,10 @@ export function startCore(shell: Shell): Core {
     // Managed controls: menus offer Allow and Add Rule… only where the managed policy lets answers add rules.
     void vscode.commands.executeCommand('setContext', 'agentPolicy.addRuleAllowed', policy.current().controls.addRule);
   };
+  // Our models in the Chat view's model picker, resolved in the background so activation does not
+  // wait; then the conversation starter the workspace may ask for.
+  const chatModels = registerChatModels({ secrets: context.secrets, log, workspaceFolder });
+  void chatModels.resolved.then(() => openChatStarter(context.workspaceState, log));
   const explanations = new Explanations();
   let shellReady: Promise<void> | undefined;
   const ready = (): Promise<void> => (shellReady ??= initShellParser({ wasmDir: path.join(context.extensionPath, 'dist') }));
@@ -96,8 +101,7 @@ export function startCore(shell: Shell): Core {
     vscode.workspace.registerTextDocumentContentProvider(HELD_RESULT_SCHEME, new HeldResults(host)),
     vscode.languages.registerCodeLensProvider(POLICY_SELECTOR, new RuleCounts(host)),
     vscode.languages.registerCodeActionsProvider(POLICY_SELECTOR, new PolicyQuickFixes(workspaceFolder, () => policy.current().controls), { providedCodeActionKinds: PolicyQuickFixes.kinds }),
-    // Our models in the Chat view's model picker; resolved in the background, so activation does not wait.
-    ...registerChatModels({ secrets: context.secrets, log, workspaceFolder }),
+    ...chatModels.disposables,
   );
   updateContext();
   if (host.interrupted.length > 0) {
