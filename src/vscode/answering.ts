@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { durationLabel, offeredDurations } from '../policy/grantLength.js';
 import { AllowApproval, DenyApproval, SdkError, type ApprovalRequest, type CallbackAnswer } from '../runtime/answers.js';
-import type { SessionHost } from '../runtime/sessionHost.js';
+import type { AnswerSurface, SessionHost } from '../runtime/sessionHost.js';
 import type { Log } from './log.js';
 
 /** An answer to an approval: once, a time-limited grant (`allow-for-900`: 15 minutes), the session, or deny. */
@@ -69,10 +69,10 @@ export const ALREADY_ANSWERED = 'Agent Policy: this was already answered elsewhe
 /** A held result answered elsewhere: the tool did run, so "nothing was run" would be wrong. */
 export const ALREADY_REVIEWED = 'Agent Policy: this result was already reviewed elsewhere (or its turn ended); nothing changed.';
 
-/** Returns true when this answer settled the callback. */
-export async function answerCallback(host: SessionHost, log: Log, callbackId: string, answer: CallbackAnswer, tooLate: string = ALREADY_ANSWERED): Promise<boolean> {
+/** Returns true when this answer settled the callback. `via`: the surface it came from, which the transcript and the chat name. */
+export async function answerCallback(host: SessionHost, log: Log, callbackId: string, answer: CallbackAnswer, tooLate: string = ALREADY_ANSWERED, via?: AnswerSurface): Promise<boolean> {
   try {
-    const result = await host.answer(callbackId, answer);
+    const result = await host.answer(callbackId, answer, via !== undefined ? { via } : {});
     if (result?.type === 'answered') {
       log.info(`answered ${callbackId}: ${answer.type}${answer.type === 'allow' ? ` (${answer.scope}${answer.seconds !== undefined ? ` ${answer.seconds} s` : ''})` : answer.type === 'elicitation' || answer.type === 'result-review' ? ` (${answer.action})` : ''}`);
       return true;

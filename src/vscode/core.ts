@@ -12,6 +12,7 @@ import { MCP_CONSENT_KEY } from './apiKeys.js';
 import { CallbacksTree } from './callbacksTree.js';
 import type { CallbacksView } from './callbacksView.js';
 import { registerChatModels } from './chatModels.js';
+import { registerChatParticipant } from './chatParticipant.js';
 import { openChatStarter } from './chatStarter.js';
 import { sessionCommands } from './commands.js';
 import { startHookAsks } from './hookAsks.js';
@@ -115,8 +116,11 @@ export function startCore(shell: Shell): Core {
     if (a.available) log.info(describeSandbox(a));
     else log.warn(describeSandbox(a));
   });
+  const commandContext = { host, policy, log, workspaceFolder, ready, sessionDeps };
+  // The Chat view's @agents (hosts without the chat API have none).
+  if (typeof vscode.chat?.createChatParticipant === 'function') context.subscriptions.push(registerChatParticipant(commandContext, context.extensionUri));
   const commands: CoreCommands = {
-    ...sessionCommands({ host, policy, log, workspaceFolder, ready, sessionDeps }),
+    ...sessionCommands(commandContext),
     ...policyCommands({ host, policy, log, extensionPath: context.extensionPath, explanations, ready }),
     setApiKey: async () => (await import('./models.js')).setApiKey(context.secrets),
     selectLanguageModel: async () => (await import('./models.js')).selectLanguageModel(),
