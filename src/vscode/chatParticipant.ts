@@ -172,8 +172,7 @@ function showOpenCallbacks(ctx: CommandContext, metadata: ChatMetadata | undefin
   stream.markdown(`${CHAT_TEXTS.openCallbacks(open.length)}\n\n`);
   const streamContext = chatStreamContext(ctx, metadata?.sessionId ?? '');
   for (const c of open) {
-    const who = c.sessionId === metadata?.sessionId ? '' : `**${escapeMarkdown(c.agent)}** `;
-    for (const part of cardParts(c, who, streamContext)) write(stream, part, ctx.workspaceFolder);
+    for (const part of cardParts(c, `**${escapeMarkdown(c.agent)}** `, streamContext)) write(stream, part, ctx.workspaceFolder);
   }
   return metadata ? { metadata } : {};
 }

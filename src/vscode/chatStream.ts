@@ -23,6 +23,8 @@ export const CHAT_TEXTS = {
   toolCall: (who: string, toolId: string, input: string, decision: string) => `${DECISION_ICONS[decision] ?? '•'} ${who}${codeSpan(toolId)} ${codeSpan(input)} → **${decision}**`,
   decidedBy: (by: string) => ` by ${escapeMarkdown(by)}`,
   decidedByDefault: ' by the default',
+  /** Followed by the link to the rule's line. */
+  decidedByRule: (rule: { id: string | null; index: number }) => ` by rule ${rule.id !== null ? `"${escapeMarkdown(rule.id)}"` : rule.index + 1} `,
   toolFailed: (content: string) => `  ↳ error: ${escapeMarkdown(summarizeInput(content, 120))}`,
   askTitle: (who: string, toolId: string, input: string) => `**Approval needed** — ${who}wants to run ${codeSpan(toolId)} ${codeSpan(input)}`,
   askedBy: (rule: string) => `Asked by ${escapeMarkdown(rule)}.`,
@@ -31,7 +33,7 @@ export const CHAT_TEXTS = {
   reviewTitle: (toolId: string, input: string, chars: number) => `**Result held for review** — ${codeSpan(toolId)} ${codeSpan(input)}, ${chars} characters, before the agent sees it.`,
   settled: (outcome: string, by: string, via: AnswerSurface | undefined) => `${SETTLED_ICONS[outcome] ?? '•'} ${outcomeText(outcome, by)}${via ? ` ${SURFACES[via]}` : ''}.`,
   warning: (message: string) => `⚠ ${escapeMarkdown(message)}`,
-  marks: (added: readonly string[]) => `🏷 The session is now marked ${added.map(codeSpan).join(', ')}.`,
+  marks: (added: readonly string[]) => `• The session is now marked ${added.map(codeSpan).join(', ')}.`,
   failed: (error: string) => `**The turn failed:** ${escapeMarkdown(error)}`,
   cancelled: 'The session was cancelled.',
   signInButton: 'Sign In…',
@@ -62,7 +64,8 @@ export const CHAT_TEXTS = {
 } as const;
 
 const DECISION_ICONS: Record<string, string> = { allow: '✓', ask: '?', deny: '✗' };
-const SETTLED_ICONS: Record<string, string> = { 'allow-once': '✅', 'allow-session': '✅', 'allow-duration': '✅', deny: '⛔', closed: '◻', connected: '✅', refused: '⛔', accepted: '✅', declined: '⛔', cancelled: '◻', passed: '✅', withheld: '⛔' };
+// Text symbols, not emoji: they render in every font (headless browsers have no emoji font).
+const SETTLED_ICONS: Record<string, string> = { 'allow-once': '✓', 'allow-session': '✓', 'allow-duration': '✓', deny: '✗', closed: '–', connected: '✓', refused: '✗', accepted: '✓', declined: '✗', cancelled: '–', passed: '✓', withheld: '✗' };
 const SURFACES: Record<AnswerSurface, string> = {
   notification: 'from the notification',
   tree: 'from the Open Callbacks view',
@@ -124,17 +127,19 @@ export function chatParts(e: RuntimeEvent, ctx: ChatStreamContext): ChatPart[] {
       if (root) return e.state === 'failed' ? [md(e.error === 'cancelled' ? CHAT_TEXTS.cancelled : CHAT_TEXTS.failed(e.error ?? ''))] : [];
       return [md(e.state === 'completed' ? CHAT_TEXTS.subagentEnded(e.agent, e.text ?? '') : CHAT_TEXTS.subagentFailed(e.agent, e.error ?? ''))];
     case 'tool-call': {
+      // An ask is shown by its card, which says all this and more.
+      if (e.effective === 'ask') return [];
       const line = CHAT_TEXTS.toolCall(who(e.agent, e.sessionId), e.toolId, summarizeInput(e.input, 80), e.effective);
       const rule = e.decision.rule;
       // Who decided: a hook or a grant (by), else the rule (linked to its line) or the default.
       if (e.by !== 'policy') return [md(line + CHAT_TEXTS.decidedBy(e.by))];
       if (!rule) return [md(line + CHAT_TEXTS.decidedByDefault)];
-      return [{ kind: 'markdown', value: `${line} by `, inline: true }, { kind: 'rule', file: rule.file, line: rule.line, title: ruleTitle(rule) }];
+      return [{ kind: 'markdown', value: `${line}${CHAT_TEXTS.decidedByRule(rule)}`, inline: true }, { kind: 'rule', file: rule.file, line: rule.line, title: ruleTitle(rule) }];
     }
     case 'tool-result':
       return e.ok ? [] : [md(CHAT_TEXTS.toolFailed(e.content))];
     case 'callback-opened':
-      return cardParts(e.callback, who(e.agent, e.sessionId), ctx);
+      return cardParts(e.callback, `**${escapeMarkdown(e.agent)}** `, ctx);
     case 'callback-settled':
       return [md(CHAT_TEXTS.settled(e.outcome, e.by, ctx.viaOf(e.callbackId)))];
     case 'warning':

@@ -54,7 +54,7 @@ describe('chat approvals', () => {
     assert.notEqual((await host.answer(id, new AllowApproval(), { via: 'chat' }))?.type, 'answered');
     await following;
     assert.deepEqual(ran, ['hi'], 'the tool ran once');
-    assert.ok(shown.includes('✅ Allowed once by a person from the notification.'), shown.join('\n'));
+    assert.ok(shown.includes('✓ Allowed once by a person from the notification.'), shown.join('\n'));
     assert.equal(shown.at(-1), 'done', 'the answer comes last');
     await host.cancel(hosted.id);
   });
@@ -73,7 +73,7 @@ describe('chat approvals', () => {
     await until(() => hosted.state === 'completed', 'the end');
     const ctx: ChatStreamContext = { rootId: hosted.id, viaOf: (i) => host.viaOf(i), choicesFor: () => [], labelOf: String };
     const settled = chatParts({ type: 'callback-settled', sessionId: hosted.id, turnId: 't', agent: 'main', callbackId: id, outcome: 'allow-session', by: 'person' }, ctx);
-    assert.deepEqual(settled, [{ kind: 'markdown', value: '✅ Allowed for the session by a person here in the chat.' }]);
+    assert.deepEqual(settled, [{ kind: 'markdown', value: '✓ Allowed for the session by a person here in the chat.' }]);
     await host.cancel(hosted.id);
   });
 });

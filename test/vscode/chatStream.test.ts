@@ -34,7 +34,9 @@ describe('the chat stream', () => {
     const e: RuntimeEvent = { type: 'tool-call', sessionId: 'sess_sub', turnId: 't', agent: 'researcher', callId: 'c', toolId: 'builtin.run_command', name: 'run_command', input: { command: 'node src/index.js atlas' }, decision: decision('allow'), effective: 'allow', by: 'policy' };
     const parts = chatParts(e, ctx);
     assert.deepEqual(parts[1], { kind: 'rule', file: RULE.file, line: 15, title: '.agentpolicy.jsonc:15 "edit-src"' });
-    assert.match(text(parts), /^✓ \*\*researcher\*\* `builtin\.run_command` `node src\/index\.js atlas` → \*\*allow\*\* by <\.agentpolicy\.jsonc:15 "edit-src">$/);
+    assert.match(text(parts), /^✓ \*\*researcher\*\* `builtin\.run_command` `node src\/index\.js atlas` → \*\*allow\*\* by rule "edit\\-src" <\.agentpolicy\.jsonc:15 "edit-src">$/);
+    // An ask: its card says it (below), not a line.
+    assert.deepEqual(chatParts({ ...e, effective: 'ask', decision: decision('ask') } as RuntimeEvent, ctx), []);
     // A grant or a hook decided: said, no rule link; no rule: the default.
     assert.match(text(chatParts({ ...e, sessionId: 'sess_root', by: 'session grant' } as RuntimeEvent, ctx)), /^✓ `builtin\.run_command` .* by session grant$/);
     assert.match(text(chatParts({ ...e, decision: decision('deny', null), effective: 'deny' } as RuntimeEvent, ctx)), /→ \*\*deny\*\* by the default$/);
@@ -72,10 +74,10 @@ describe('the chat stream', () => {
     const settled = (outcome: string, by: string, id: string) => text(chatParts({ type: 'callback-settled', sessionId: 'sess_root', turnId: 't', agent: 'main', callbackId: id, outcome, by }, ctx));
     via.set('cb_n', 'notification');
     via.set('cb_c', 'chat');
-    assert.equal(settled('allow-once', 'person', 'cb_n'), '✅ Allowed once by a person from the notification.');
-    assert.equal(settled('allow-session', 'person', 'cb_c'), '✅ Allowed for the session by a person here in the chat.');
-    assert.equal(settled('deny', 'timeout', 'cb_x'), '⛔ Denied: the ask timed out.');
-    assert.equal(settled('closed', 'cancel', 'cb_y'), '◻ Closed unanswered.');
+    assert.equal(settled('allow-once', 'person', 'cb_n'), '✓ Allowed once by a person from the notification.');
+    assert.equal(settled('allow-session', 'person', 'cb_c'), '✓ Allowed for the session by a person here in the chat.');
+    assert.equal(settled('deny', 'timeout', 'cb_x'), '✗ Denied: the ask timed out.');
+    assert.equal(settled('closed', 'cancel', 'cb_y'), '– Closed unanswered.');
   });
 
   it('untrusted text in our markdown never makes a link, an image, a command or a new line (property)', () => {
