@@ -53,7 +53,7 @@ export const CHAT_TEXTS = {
   ].join('\n'),
   empty: 'Tell the agent what to do, e.g. `@agents what do atlas and beacon cost?` or `@agents /agent main what do atlas and beacon cost?`.',
   noDecision: 'No tool call has been decided in this conversation yet.',
-  explaining: (toolId: string) => `The explanation of the last decision (${codeSpan(toolId)}) opens beside the chat.`,
+  explaining: (toolId: string) => `Explain a Tool Call opens, prefilled with the last decision's call (${codeSpan(toolId)}): press Enter twice to see why it was decided so.`,
   openCallbacks: (count: number) => (count === 0 ? 'Nothing of this session waits for an answer.' : `${count} open callback${count === 1 ? '' : 's'} of this session:`),
   noOpenAsk: 'No ask of this session is open now: Allow and Add Rule… adds a rule while it allows an open ask. The policy file opens so that you can add one by hand.',
   openPolicyButton: 'Open Workspace Policy',

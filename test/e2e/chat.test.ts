@@ -35,7 +35,8 @@ describe('Talking to agents in the Chat view (e2e)', function () {
     // The chat's list is virtualized (a response scrolled out of view leaves the DOM): each step reads the latest response.
     const latest = chat.locator('.interactive-item-container.interactive-response.chat-most-recent-response');
     const first = latest;
-    await v.waitFor('the card of the write in the chat', async () => (/Approval needed/.test(await textOf(first)) ? true : undefined), 120_000);
+    // The chat renders a response's words progressively: the card is whole once its last button shows.
+    await v.waitFor('the card of the write in the chat', async () => (/Approval needed/.test(await textOf(first)) && (await cardButton(first, 'Deny').isVisible()) ? true : undefined), 120_000);
     const firstText = await textOf(first);
     assert.match(firstText, /Subagent researcher started: atlas/, firstText);
     assert.match(firstText, /researcher builtin\.run_command node src\/index\.js atlas → allow by rule "test" \.agentpolicy\.jsonc:\d+/, `the rule that allowed, with its line: ${firstText}`);
@@ -58,7 +59,7 @@ describe('Talking to agents in the Chat view (e2e)', function () {
     await v.page.keyboard.type(SECOND);
     await v.page.keyboard.press('Enter');
     const second = latest;
-    await v.waitFor('the second card', async () => (/message 2[\s\S]*Approval needed/.test(await textOf(second)) ? true : undefined), 120_000);
+    await v.waitFor('the second card', async () => (/message 2[\s\S]*Approval needed/.test(await textOf(second)) && (await cardButton(second, 'Deny').isVisible()) ? true : undefined), 120_000);
     assert.equal(sessionOf(await textOf(second)), sessionId, 'the second message continues the same session');
     assert.match(await textOf(second), /message 2/);
     assert.match(await textOf(second), /src\/followup\.txt/);
@@ -89,6 +90,15 @@ describe('Talking to agents in the Chat view (e2e)', function () {
     assert.match(t, /answered allow-once by person from the notification$/m, t);
     assert.ok(t.split('\n')[0]!.includes(`${sessionId} (main)`), `one transcript, of the chat's session ${sessionId}:\n${t}`);
     await v.screenshot('chat-6-transcript');
+
+    // The followup "Explain the last decision": the Explain flow, prefilled with that call.
+    await chat.getByText('Explain the last decision', { exact: true }).last().click();
+    const quickInput = v.page.locator('.quick-input-widget .quick-input-box input');
+    await v.waitFor('Explain prefilled with the last call\'s tool', async () => ((await quickInput.inputValue().catch(() => '')) === 'builtin.write_file' ? true : undefined), 60_000);
+    await v.page.keyboard.press('Enter');
+    await v.waitFor('and its input', async () => ((await quickInput.inputValue().catch(() => '')).includes('src/followup.txt') ? true : undefined), 30_000);
+    await v.screenshot('chat-7-explain-followup');
+    await v.page.keyboard.press('Escape');
   });
 });
 
