@@ -84,6 +84,8 @@ function evaluate(code: string, core: 'loads' | 'fails'): Run {
       showErrorMessage: async (m: string) => void run.errors.push(m),
     },
     workspace: { workspaceFolders: [{ uri: { scheme: 'file', fsPath: '/workspace' } }], isTrusted: true },
+    // English, as VS Code gives it with no bundle: the message with {0}, {1}… filled in.
+    l10n: { t: (message: string, ...args: unknown[]) => message.replace(/\{(\d+)\}/g, (whole, i: string) => (Number(i) < args.length ? String(args[Number(i)]) : whole)) },
   };
   // A handler for any name, but not `then`: the handlers are awaited, and must not look like a promise.
   const handlers = new Proxy({}, { get: (_, name: string) => (name === 'then' ? undefined : (...args: unknown[]) => run.ran.push([name, args]) && `ran ${name}`) });
