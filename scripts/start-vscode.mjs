@@ -1,10 +1,11 @@
 // Tries the extension in a real VS Code in the browser: makes sure code-server is here, packages
 // and installs the VSIX, copies policies/sample-workspace to a temp folder, and serves it
-// (trusted) on http://127.0.0.1:8080 or the next free port until Ctrl-C.
+// (trusted) on http://127.0.0.1:8080 or the next free port until Ctrl-C, with the Chat view open
+// on a conversation starter (the setting agentPolicy.chat.starter in the copy's .vscode/settings.json).
 //
 //   node scripts/start-vscode.mjs [--port N] [--untrusted]
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +19,8 @@ const arg = (name) => {
   return i >= 0 ? process.argv[i + 1] : undefined;
 };
 const untrusted = process.argv.includes('--untrusted');
+/** What the Chat view holds when the demo opens (the @agents participant, the sample's main agent). */
+const CHAT_STARTER = '@agents What do the Atlas and the Beacon cost?';
 
 const ensure = spawnSync('bash', ['scripts/ensure-vscode.sh'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
 if (ensure.status !== 0) process.exit(1); // it said what is missing
@@ -35,6 +38,8 @@ const extensionsDir = path.join(home, 'extensions');
 const workspace = path.join(home, 'sample-workspace');
 cpSync(path.join(repo, 'policies', 'sample-workspace'), workspace, { recursive: true });
 useLocalMcpServers(workspace);
+// The Chat view opens with a conversation starter for the sample, typed in, on the scripted model.
+writeFileSync(path.join(workspace, '.vscode', 'settings.json'), `${JSON.stringify({ 'agentPolicy.chat.starter': CHAT_STARTER }, null, 2)}\n`);
 try {
   installVsix(path.join(repo, 'dist', 'agent-policy.vsix'), extensionsDir);
 } catch (e) {
@@ -50,6 +55,8 @@ for (let tries = 0; !(await isFree(port)); tries++) {
 
 const server = await startCodeServer({
   workspace, extensionsDir, trusted: !untrusted, port, home, logFile: path.join(home, 'code-server.log'),
+  // The tests turn the Chat view off; the demo shows it.
+  settings: { 'chat.disableAIFeatures': false },
 });
 const url = `${server.url}?folder=${encodeURIComponent(workspace)}`;
 process.stdout.write(`\nAgent Policy in VS Code: ${url}\n`);

@@ -18,6 +18,9 @@ import { describeEvent } from './transcript.js';
 
 export type HostedState = 'running' | 'completed' | 'failed' | 'cancelled';
 
+/** Where in the editor a person answered a callback. */
+export type AnswerSurface = 'notification' | 'tree' | 'palette' | 'chat';
+
 export class HostedSession implements ListedSession {
   state: HostedState = 'running';
   readonly transcript: string[] = [];
@@ -26,14 +29,37 @@ export class HostedSession implements ListedSession {
   /** Every session of the tree: the root and its subagents. */
   readonly nodes = new Map<string, SessionNodeInfo>();
   readonly startedAt = Date.now();
-  /** Resolved when the transcript has recorded the root turn's end (its last message comes before it). */
-  private rootTurnRecorded!: () => void;
-  /** @internal */
-  readonly rootTurnEnded = new Promise<void>((resolve) => (this.rootTurnRecorded = resolve));
+  /** How many prompts a person gave it: the first, then each `SessionHost.continue`. */
+  turns = 1;
+  /** Cancelled or closed by a person (also once its turn had ended): it takes no more prompts. */
+  closed = false;
+  /** Per root turn: resolved when the transcript has recorded its end (its last message comes before it). */
+  private readonly turnEnds = new Map<string, { recorded: Promise<void>; resolve: () => void }>();
+  private ended = false;
 
-  /** @internal */
-  recordedRootTurnEnd(): void {
-    this.rootTurnRecorded();
+  /** @internal Resolved once the transcript has recorded the end of the root's turn `turnId` (or the events ended). */
+  rootTurnEnded(turnId: string): Promise<void> {
+    return this.turnEnd(turnId).recorded;
+  }
+
+  /** @internal `turnId` undefined: the events ended (the session was cancelled); nothing more will be recorded. */
+  recordedRootTurnEnd(turnId: string | undefined): void {
+    if (turnId === undefined) {
+      this.ended = true;
+      for (const end of this.turnEnds.values()) end.resolve();
+    } else this.turnEnd(turnId).resolve();
+  }
+
+  private turnEnd(turnId: string): { recorded: Promise<void>; resolve: () => void } {
+    let end = this.turnEnds.get(turnId);
+    if (!end) {
+      let resolve!: () => void;
+      const recorded = new Promise<void>((r) => (resolve = r));
+      end = { recorded, resolve };
+      this.turnEnds.set(turnId, end);
+      if (this.ended) resolve();
+    }
+    return end;
   }
 
   constructor(
@@ -127,6 +153,8 @@ export class SessionHost {
   private listeners = new Set<() => void>();
   private callbackListeners = new Set<(callback: OpenCallback, session: ListedSession) => void>();
   private failureListeners = new Set<(session: HostedSession) => void>();
+  /** The surface each callback of our sessions was answered from, when it said. */
+  private readonly answeredVia = new Map<string, AnswerSurface>();
   /** How many calls each rule decided in this window, by `file#index`. */
   readonly ruleCounts = new Map<string, number>();
   /** Sessions a reload or crash ended while they ran, with what was still open in them and their subagents. */
@@ -220,7 +248,7 @@ export class SessionHost {
       this.changed();
     }
     // The events ended (the session was cancelled): nothing more will be recorded.
-    hosted.recordedRootTurnEnd();
+    hosted.recordedRootTurnEnd(undefined);
   }
 
   private record(hosted: HostedSession, event: RuntimeEvent): void {
@@ -233,9 +261,30 @@ export class SessionHost {
       const key = `${event.decision.rule.file}#${event.decision.rule.index}`;
       this.ruleCounts.set(key, (this.ruleCounts.get(key) ?? 0) + 1);
     }
-    hosted.transcript.push(...describeEvent(event, hosted.id));
-    if (event.type === 'turn-ended' && event.sessionId === hosted.id) hosted.recordedRootTurnEnd();
+    const lines = describeEvent(event, hosted.id);
+    // Which surface a person answered from (the notification, the tree, the palette, the chat), when one said.
+    const via = event.type === 'callback-settled' ? this.answeredVia.get(event.callbackId) : undefined;
+    hosted.transcript.push(...(via === undefined ? lines : lines.map((l) => `${l} from the ${via}`)));
+    if (event.type === 'turn-ended' && event.sessionId === hosted.id) hosted.recordedRootTurnEnd(event.turnId);
     if (event.type === 'callback-opened') for (const l of this.callbackListeners) l(event.callback, hosted);
+  }
+
+  /**
+   * A next prompt to a hosted session whose turn has ended (completed or failed, not cancelled):
+   * a new turn of the same session, with its history, grants and marks, driven in the background
+   * like the first. Throws SdkError while a turn still runs or once the session was cancelled.
+   */
+  continue(id: string, prompt: string): HostedSession {
+    const hosted = this.hosted.get(id);
+    if (!hosted) throw new SdkError(`no session ${id} runs in this window`);
+    if (hosted.state === 'cancelled' || hosted.closed) throw new SdkError(`session ${id} was cancelled; start a new one`);
+    if (hosted.state === 'running' || hosted.session.busy) throw new SdkError(`session ${id} is still running: answer what it asks, or wait for its answer`);
+    hosted.state = 'running';
+    hosted.error = '';
+    hosted.turns++;
+    void this.drive(hosted, prompt);
+    this.changed();
+    return hosted;
   }
 
   private async drive(hosted: HostedSession, prompt: string): Promise<void> {
@@ -243,7 +292,7 @@ export class SessionHost {
       let state: TurnState = await hosted.session.run(prompt);
       while (state.type === 'blocked') state = await hosted.session.turn(state.turnId).result({ after: state });
       // The events are followed on their own: the turn's last message is written before the outcome.
-      await hosted.rootTurnEnded;
+      await hosted.rootTurnEnded(state.turnId);
       this.finish(hosted, state);
       // A hosted session runs one prompt: its MCP servers stop when it and every subagent it left running are done.
       void hosted.session.closeToolSourcesWhenDone();
@@ -275,21 +324,40 @@ export class SessionHost {
    * Answers a callback of any session from the root's turn. `AlreadySettled` or `NotFound`
    * means it was answered elsewhere (or closed): nothing ran.
    */
-  async answer(callbackId: string, answer: CallbackAnswer): Promise<AnswerResult | undefined> {
+  async answer(callbackId: string, answer: CallbackAnswer, options: { via?: AnswerSurface } = {}): Promise<AnswerResult | undefined> {
     for (const session of this.external.values()) if (session.knowsCallback(callbackId)) return session.answer(callbackId, answer);
     for (const hosted of this.hosted.values()) {
       if (!hosted.session.knowsCallback(callbackId)) continue;
       const turn = hosted.session.currentTurn;
       if (!turn) throw new SdkError(`session ${hosted.id} has no turn`);
-      return turn.answer(callbackId, answer, { by: 'person' });
+      // Remembered before answering (the settlement's event is recorded with it), and only by the answer that settles it.
+      const names = options.via !== undefined && !this.answeredVia.has(callbackId) && hosted.openCallbacks().some((c) => c.id === callbackId);
+      if (names) this.answeredVia.set(callbackId, options.via!);
+      try {
+        return await turn.answer(callbackId, answer, { by: 'person' });
+      } catch (error) {
+        if (names) this.forgetVia(callbackId, hosted);
+        throw error;
+      }
     }
     return undefined;
+  }
+
+  /** Where a person answered this callback from, when the surface said (the notification, the tree, the palette, the chat). */
+  viaOf(callbackId: string): AnswerSurface | undefined {
+    return this.answeredVia.get(callbackId);
+  }
+
+  /** A refused answer (SdkError) leaves the callback open: the surface it named did not settle it. */
+  private forgetVia(callbackId: string, hosted: HostedSession): void {
+    if (hosted.openCallbacks().some((c) => c.id === callbackId)) this.answeredVia.delete(callbackId);
   }
 
   async cancel(id: string): Promise<void> {
     const hosted = this.hosted.get(id);
     if (!hosted) return;
     const wasRunning = hosted.state === 'running';
+    hosted.closed = true;
     await hosted.session.cancel();
     if (wasRunning) {
       hosted.state = 'cancelled';

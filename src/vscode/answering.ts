@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { offeredDurations } from '../policy/grantLength.js';
 import { AllowApproval, DenyApproval, SdkError, type ApprovalRequest, type CallbackAnswer } from '../runtime/answers.js';
-import type { SessionHost } from '../runtime/sessionHost.js';
+import type { AnswerSurface, SessionHost } from '../runtime/sessionHost.js';
 import type { Log } from './log.js';
 
 /** An answer to an approval: once, a time-limited grant (`allow-for-900`: 15 minutes), the session, or deny. */
@@ -85,10 +85,10 @@ export function alreadyReviewed(): string {
   return vscode.l10n.t('Agent Policy: this result was already reviewed elsewhere (or its turn ended); nothing changed.');
 }
 
-/** Returns true when this answer settled the callback. */
-export async function answerCallback(host: SessionHost, log: Log, callbackId: string, answer: CallbackAnswer, tooLate: string = alreadyAnswered()): Promise<boolean> {
+/** Returns true when this answer settled the callback. `via`: the surface it came from, which the transcript and the chat name. */
+export async function answerCallback(host: SessionHost, log: Log, callbackId: string, answer: CallbackAnswer, tooLate: string = alreadyAnswered(), via?: AnswerSurface): Promise<boolean> {
   try {
-    const result = await host.answer(callbackId, answer);
+    const result = await host.answer(callbackId, answer, via !== undefined ? { via } : {});
     if (result?.type === 'answered') {
       log.info(`answered ${callbackId}: ${answer.type}${answer.type === 'allow' ? ` (${answer.scope}${answer.seconds !== undefined ? ` ${answer.seconds} s` : ''})` : answer.type === 'elicitation' || answer.type === 'result-review' ? ` (${answer.action})` : ''}`);
       return true;

@@ -2,10 +2,12 @@
 import * as vscode from 'vscode';
 import { SignInAnswer, type OpenApproval, type OpenCallback } from '../runtime/answers.js';
 import type { ListedSession } from '../runtime/listedSession.js';
-import type { SessionHost } from '../runtime/sessionHost.js';
-import { AGENTS_FILE, DEFAULT_MODEL, loadWorkspaceAgents } from '../runtime/workspaceAgents.js';
+import type { AnswerSurface, SessionHost } from '../runtime/sessionHost.js';
+import type { StartSessionOptions } from '../runtime/sessionOptions.js';
+import { AGENTS_FILE, DEFAULT_MODEL, loadWorkspaceAgents, type ModelFactory, type WorkspaceAgents } from '../runtime/workspaceAgents.js';
 import { alreadyAnswered, alreadyReviewed, answerCallback, answerFor, approvalChoices, choiceDescription, choiceIcon, choiceLabel, type Choice } from './answering.js';
 import type { TreeNode } from './callbacksTree.js';
+import { isChatAnswerArg, type ChatAnswerArg } from './chatApprovals.js';
 import { CALLBACK_ICONS, callbackLabel, callbackSummary, describeAsker, describeRule, formatAge, formatTimeLeft, sessionState } from './describe.js';
 import { answerElicitation } from './elicitation.js';
 import { answerResultReview, type ReviewAction } from './resultReview.js';
@@ -26,14 +28,21 @@ export interface CommandContext {
   ready: () => Promise<void>;
 }
 
-/** A callback given as a tree node (menus), an id (notifications, tests), or nothing (ask). */
-type CallbackArg = TreeNode | string | undefined;
+/** A callback given as a tree node (menus), an id (notifications, tests), the chat's buttons' argument, or nothing (ask). */
+type CallbackArg = TreeNode | string | ChatAnswerArg | undefined;
 
 function callbackIdOf(arg: unknown): string | undefined {
   const node = arg as CallbackArg;
   if (typeof node === 'string') return node;
+  if (isChatAnswerArg(node)) return node.callbackId;
   if (node && node.kind === 'callback') return node.callback.id;
   return undefined;
+}
+
+/** Which surface a command's argument came from: a tree row, the chat's buttons, else nothing said. */
+function surfaceOf(arg: unknown): AnswerSurface | undefined {
+  if (isChatAnswerArg(arg)) return 'chat';
+  return (arg as TreeNode | undefined)?.kind === 'callback' ? 'tree' : undefined;
 }
 
 /** A session given as a tree node (menus), an id (tree rows, notifications), or nothing (ask). */
@@ -51,7 +60,7 @@ export function sessionCommands(ctx: CommandContext): Pick<CoreCommands, Session
   const answerFromTree = (choice: Choice) => async (arg?: unknown) => {
     const id = callbackIdOf(arg);
     if (id === undefined) return vscode.commands.executeCommand('agentPolicy.answerPending');
-    await answerCallback(host, log, id, answerFor(choice));
+    await answerCallback(host, log, id, answerFor(choice), alreadyAnswered(), surfaceOf(arg));
   };
   return {
     startSession: () => startSession(ctx),
@@ -62,7 +71,7 @@ export function sessionCommands(ctx: CommandContext): Pick<CoreCommands, Session
     cancelSession: (arg) => cancelSession(ctx, sessionIdOf(arg)),
     allow: answerFromTree('allow'),
     allowForSession: answerFromTree('allow-session'),
-    allowForAWhile: (arg) => allowForAWhile(ctx, callbackIdOf(arg)),
+    allowForAWhile: (arg) => allowForAWhile(ctx, callbackIdOf(arg), surfaceOf(arg) ?? 'palette'),
     revokeGrant: (arg) => revokeGrant(ctx, arg),
     deny: answerFromTree('deny'),
     passResult: (arg) => reviewResult(ctx, callbackIdOf(arg), 'pass'),
@@ -75,18 +84,42 @@ export function sessionCommands(ctx: CommandContext): Pick<CoreCommands, Session
   };
 }
 
-async function startSession(ctx: CommandContext): Promise<void> {
+/**
+ * The workspace's agents as a session starts them, with their models and MCP servers.
+ * `modelOverride`: a model reference every agent of the session plays instead of its own (the
+ * model picked in the Chat view). An agents file with errors is said, with a button to open it,
+ * and gives undefined.
+ */
+export async function loadAgentsForSession(ctx: CommandContext, modelOverride?: string): Promise<WorkspaceAgents | undefined> {
   const { models, mcp } = await ctx.sessionDeps();
   const sources = await mcp.sources();
   const defaultModel = vscode.workspace.getConfiguration('agentPolicy').get<string>('model.default', DEFAULT_MODEL);
-  const loaded = loadWorkspaceAgents({ workspaceFolder: ctx.workspaceFolder, models, toolSources: sources, defaultModel });
+  const factory: ModelFactory = modelOverride === undefined ? models : (_reference, context) => models(modelOverride, context);
+  const loaded = loadWorkspaceAgents({ workspaceFolder: ctx.workspaceFolder, models: factory, toolSources: sources, defaultModel });
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
   if (errors.length > 0) {
     const open = vscode.l10n.t('Open Agents File');
-    const picked = await vscode.window.showErrorMessage(vscode.l10n.t('Agent Policy: {0} has {1} problem(s): {2}', AGENTS_FILE, errors.length, errors[0]!.message), open);
-    if (picked === open && loaded.file) await vscode.window.showTextDocument(vscode.Uri.file(loaded.file));
-    return;
+    void vscode.window.showErrorMessage(vscode.l10n.t('Agent Policy: {0} has {1} problem(s): {2}', AGENTS_FILE, errors.length, errors[0]!.message), open).then(async (picked) => {
+      if (picked === open && loaded.file) await vscode.window.showTextDocument(vscode.Uri.file(loaded.file));
+    });
+    return undefined;
   }
+  return loaded;
+}
+
+/** What every session of this window starts with: the workspace, the policy in force, trust, the protected files. */
+export function sessionStartOptions(ctx: CommandContext): Omit<StartSessionOptions, 'onApproval' | 'onSignIn' | 'audit'> {
+  return {
+    workspaceFolder: ctx.workspaceFolder,
+    policy: () => ctx.policy.current(),
+    trusted: () => vscode.workspace.isTrusted,
+    protectedFiles: ctx.policy.configuredFiles(),
+  };
+}
+
+async function startSession(ctx: CommandContext): Promise<void> {
+  const loaded = await loadAgentsForSession(ctx);
+  if (!loaded) return;
   const items = loaded.agents.map((agent) => ({
     label: agent.name,
     description: agent.subagents.length > 0 ? vscode.l10n.t('subagents: {0}', agent.subagents.map((s) => s.name).join(', ')) : '',
@@ -106,12 +139,7 @@ async function startSession(ctx: CommandContext): Promise<void> {
   });
   if (!prompt) return;
   await ctx.ready();
-  const hosted = await ctx.host.start(picked.agent, prompt, {
-    workspaceFolder: ctx.workspaceFolder,
-    policy: () => ctx.policy.current(),
-    trusted: () => vscode.workspace.isTrusted,
-    protectedFiles: ctx.policy.configuredFiles(),
-  });
+  const hosted = await ctx.host.start(picked.agent, prompt, sessionStartOptions(ctx));
   ctx.log.info(`started session ${hosted.id} of ${hosted.agent}: ${prompt}`);
   void vscode.window.setStatusBarMessage(vscode.l10n.t('Agent Policy: {0} is running', hosted.agent), 3000);
 }
@@ -231,11 +259,11 @@ async function answerApproval(ctx: CommandContext, callback: OpenApproval): Prom
     answerPickTexts(callback),
   );
   if (!answer) return;
-  await answerCallback(ctx.host, ctx.log, callback.id, answerFor(answer.choice));
+  await answerCallback(ctx.host, ctx.log, callback.id, answerFor(answer.choice), alreadyAnswered(), 'palette');
 }
 
 /** The tree's Allow for a While…: the time-limited grants the approval's rule lets a person give. */
-async function allowForAWhile(ctx: CommandContext, callbackId: string | undefined): Promise<void> {
+async function allowForAWhile(ctx: CommandContext, callbackId: string | undefined, via: AnswerSurface): Promise<void> {
   const callback = await findOpenCallback(ctx, 'approval', callbackId, { title: vscode.l10n.t('Agent Policy: Allow for a While'), none: nothingWaiting(), gone: alreadyAnswered() });
   if (!callback) return;
   const timed = approvalChoices(callback.request).filter((c) => c.startsWith('allow-for-'));
@@ -247,7 +275,7 @@ async function allowForAWhile(ctx: CommandContext, callbackId: string | undefine
     timed.map((choice) => ({ label: `${choiceIcon(choice)} ${choiceLabel(choice)}`, description: choiceDescription(choice), choice })),
     answerPickTexts(callback),
   );
-  if (picked) await answerCallback(ctx.host, ctx.log, callback.id, answerFor(picked.choice));
+  if (picked) await answerCallback(ctx.host, ctx.log, callback.id, answerFor(picked.choice), alreadyAnswered(), via);
 }
 
 /** Revoke: a grant node of the tree, or with none given, one a person picks among every session's grants. */

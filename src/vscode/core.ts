@@ -12,6 +12,9 @@ import { SessionHost } from '../runtime/sessionHost.js';
 import { MCP_CONSENT_KEY } from './apiKeys.js';
 import { CallbacksTree } from './callbacksTree.js';
 import type { CallbacksView } from './callbacksView.js';
+import { registerChatModels } from './chatModels.js';
+import { registerChatParticipant } from './chatParticipant.js';
+import { openChatStarter } from './chatStarter.js';
 import { sessionCommands } from './commands.js';
 import { startHookAsks } from './hookAsks.js';
 import type { CoreCommands } from './lazyCommands.js';
@@ -78,6 +81,10 @@ export function startCore(shell: Shell): Core {
     // Managed controls: menus offer Allow and Add Rule… only where the managed policy lets answers add rules.
     void vscode.commands.executeCommand('setContext', 'agentPolicy.addRuleAllowed', policy.current().controls.addRule);
   };
+  // Our models in the Chat view's model picker, resolved in the background so activation does not
+  // wait; then the conversation starter the workspace may ask for.
+  const chatModels = registerChatModels({ secrets: context.secrets, log, workspaceFolder });
+  void chatModels.resolved.then(() => openChatStarter(context.workspaceState, log));
   const explanations = new Explanations();
   let shellReady: Promise<void> | undefined;
   const ready = (): Promise<void> => (shellReady ??= initShellParser({ wasmDir: path.join(context.extensionPath, 'dist') }));
@@ -99,6 +106,7 @@ export function startCore(shell: Shell): Core {
     vscode.workspace.registerTextDocumentContentProvider(HELD_RESULT_SCHEME, new HeldResults(host)),
     vscode.languages.registerCodeLensProvider(POLICY_SELECTOR, new RuleCounts(host)),
     vscode.languages.registerCodeActionsProvider(POLICY_SELECTOR, new PolicyQuickFixes(workspaceFolder, () => policy.current().controls), { providedCodeActionKinds: PolicyQuickFixes.kinds }),
+    ...chatModels.disposables,
   );
   updateContext();
   if (host.interrupted.length > 0) {
@@ -112,8 +120,11 @@ export function startCore(shell: Shell): Core {
     if (a.available) log.info(describeSandbox(a));
     else log.warn(describeSandbox(a));
   });
+  const commandContext = { host, policy, log, workspaceFolder, ready, sessionDeps };
+  // The Chat view's @agents (hosts without the chat API have none).
+  if (typeof vscode.chat?.createChatParticipant === 'function') context.subscriptions.push(registerChatParticipant(commandContext, context.extensionUri));
   const commands: CoreCommands = {
-    ...sessionCommands({ host, policy, log, workspaceFolder, ready, sessionDeps }),
+    ...sessionCommands(commandContext),
     ...policyCommands({ host, policy, log, extensionPath: context.extensionPath, explanations, ready }),
     setApiKey: async () => (await import('./models.js')).setApiKey(context.secrets),
     selectLanguageModel: async () => (await import('./models.js')).selectLanguageModel(),

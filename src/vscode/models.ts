@@ -4,9 +4,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { DEFAULT_OPENAI_COMPATIBLE_BASE_URL, providerModelFactory } from '../runtime/providers/index.js';
+import { providerModelFactory } from '../runtime/providers/index.js';
 import { AGENTS_FILE, type ModelFactory } from '../runtime/workspaceAgents.js';
-import { BASE_URL_SETTING, originOf, resolveBaseUrl, secretKeyFor, type ResolvedBaseUrl } from './apiKeys.js';
+import { BASE_URL_SETTING, originOf, secretKeyFor } from './apiKeys.js';
+import { configuredBaseUrl } from './baseUrlSetting.js';
 import { LM_PROVIDER, lmReferenceOf } from './lmMessages.js';
 import { VsCodeLanguageModel } from './lmModel.js';
 
@@ -46,12 +47,6 @@ export function workspaceModelFactory(options: WorkspaceModelOptions): ModelFact
       },
     })(reference, context);
   };
-}
-
-/** The base URL in effect; a workspace's value counts only in a trusted workspace. */
-export function configuredBaseUrl(): ResolvedBaseUrl {
-  const values = vscode.workspace.getConfiguration().inspect<string>(BASE_URL_SETTING);
-  return resolveBaseUrl(values, vscode.workspace.isTrusted, DEFAULT_OPENAI_COMPATIBLE_BASE_URL);
 }
 
 /** The command Agent Policy: Set API Key (registered in extension.ts, which loads this module on first use). */

@@ -101,7 +101,7 @@ export class Notifications implements vscode.Disposable {
       if (picked === moreLabel) return this.more(callback.id, more);
       const choice = buttons.find((c) => choiceLabel(c) === picked);
       if (!choice) return;
-      await answerCallback(this.host, this.log, callback.id, answerFor(choice));
+      await answerCallback(this.host, this.log, callback.id, answerFor(choice), alreadyAnswered(), 'notification');
     });
   }
 
@@ -132,7 +132,7 @@ export class Notifications implements vscode.Disposable {
       { title: vscode.l10n.t('Agent Policy: More') },
     );
     if (!picked) return;
-    if ('choice' in picked) return void (await answerCallback(this.host, this.log, callbackId, answerFor(picked.choice)));
+    if ('choice' in picked) return void (await answerCallback(this.host, this.log, callbackId, answerFor(picked.choice), alreadyAnswered(), 'notification'));
     await vscode.commands.executeCommand(picked.command, callbackId);
   }
 

@@ -70,20 +70,35 @@ export class Explanations implements vscode.TextDocumentContentProvider {
   }
 }
 
+/** A call that no longer waits (the chat's "Explain the last decision"): its tool, input and agent prefill the explanation. */
+export interface PastCall {
+  toolId: string;
+  input?: unknown;
+  agent: string;
+  /** Its session, whose marks (flow rules) it is judged with. */
+  sessionId?: string;
+}
+
+function isPastCall(arg: unknown): arg is PastCall {
+  const c = arg as Partial<PastCall> | undefined;
+  return typeof c === 'object' && c !== null && typeof c.toolId === 'string' && typeof c.agent === 'string';
+}
+
 /** `marks`: the marks of the session the callback came from (flow rules), judged with it. */
-export async function explainCall(policy: PolicyService, explanations: Explanations, from?: OpenCallback, marks: readonly string[] = []): Promise<void> {
-  const approval = from?.type === 'approval' ? from : undefined;
+export async function explainCall(policy: PolicyService, explanations: Explanations, from?: OpenCallback | PastCall, marks: readonly string[] = []): Promise<void> {
+  const approval = from === undefined || 'toolId' in from ? undefined : from.type === 'approval' ? from : undefined;
+  const past = from !== undefined && 'toolId' in from ? from : undefined;
   const toolId = await vscode.window.showInputBox({
     title: vscode.l10n.t('Agent Policy: Explain a Tool Call'),
     prompt: vscode.l10n.t('The stable id of the tool'),
-    value: approval?.request.tool.id ?? 'builtin.read_file',
+    value: approval?.request.tool.id ?? past?.toolId ?? 'builtin.read_file',
     validateInput: (v) => (v.trim() ? undefined : vscode.l10n.t('a tool id such as {0}', 'builtin.read_file')),
   });
   if (!toolId) return;
   const inputText = await vscode.window.showInputBox({
     title: vscode.l10n.t('Agent Policy: Explain a Tool Call'),
     prompt: vscode.l10n.t('The input of {0}, as JSON', toolId),
-    value: JSON.stringify(approval?.request.input ?? { path: 'src/index.js' }),
+    value: JSON.stringify(approval?.request.input ?? past?.input ?? { path: 'src/index.js' }),
     validateInput: (v) => {
       try {
         JSON.parse(v);
@@ -100,7 +115,7 @@ export async function explainCall(policy: PolicyService, explanations: Explanati
       ...(approval ? { kind: approval.request.tool.kind === 'unknown' ? undefined : approval.request.tool.kind, annotations: approval.request.tool.annotations } : {}),
     } as ToolCall['tool'],
     input: JSON.parse(inputText) as unknown,
-    agent: approval?.agent ?? 'main',
+    agent: approval?.agent ?? past?.agent ?? 'main',
   };
   if (call.tool.kind === undefined) {
     const kind = kindFromId(call.tool.id);
@@ -267,6 +282,10 @@ export function policyCommands(ctx: PolicyCommandContext): Pick<CoreCommands, Po
     openPolicy: () => openWorkspacePolicy(policy, ctx.extensionPath),
     explain: async (arg?: unknown) => {
       await ctx.ready();
+      if (isPastCall(arg)) {
+        const session = arg.sessionId !== undefined ? ctx.host.get(arg.sessionId) : undefined;
+        return explainCall(policy, ctx.explanations, arg, session?.marks);
+      }
       const from = arg === undefined ? undefined : await approvalFrom(ctx.host, arg);
       // The session's marks (flow rules): the call is explained as that session would have it judged.
       const marks = from ? ctx.host.sessions().find((s) => s.nodes.has(from.sessionId))?.marks : undefined;

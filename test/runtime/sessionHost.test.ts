@@ -4,32 +4,17 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { z } from 'zod';
 import { Agent, PermissionPolicy, PermissionRule, Subagent } from '../../src/runtime/agent.js';
 import { AllowApproval, DenyApproval } from '../../src/runtime/answers.js';
 import { FileAuditLog } from '../../src/runtime/audit.js';
 import type { Model } from '../../src/runtime/model.js';
 import { ScriptedModel } from '../../src/runtime/scripted.js';
 import { SessionHost } from '../../src/runtime/sessionHost.js';
-import { tool, type ToolConnection, type ToolSource } from '../../src/runtime/tools.js';
-
-function until(check: () => boolean, what: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const poll = (): void => {
-      if (check()) resolve();
-      else if (Date.now() - started > 5000) reject(new Error(`timed out waiting for ${what}`));
-      else setTimeout(poll, 5);
-    };
-    poll();
-  });
-}
+import type { ToolConnection, ToolSource } from '../../src/runtime/tools.js';
+import { noteTool, until } from './hostHelpers.js';
 
 function makeAgent(ran: string[]): Agent {
-  const note = tool({ name: 'note', description: 'writes a note', inputSchema: z.object({ text: z.string() }) }, (i) => {
-    ran.push(i.text);
-    return { ok: true };
-  });
+  const note = noteTool(ran);
   return new Agent({
     model: new ScriptedModel({
       agents: {
@@ -78,6 +63,55 @@ describe('SessionHost', () => {
     assert.ok(hosted.transcript.some((l) => l.includes('client.note') && l.includes('-> ask')));
     assert.ok(hosted.transcript.some((l) => l.includes('denied')));
     assert.equal(hosted.transcript.at(-1), 'completed: both done');
+  });
+
+  it('a second prompt continues the same session: a new turn that sees the first, in the same transcript', async () => {
+    const ran: string[] = [];
+    const note = noteTool(ran);
+    const agent = new Agent({
+      model: new ScriptedModel({ agents: { main: [{ say: 'first: {{prompt}}' }, { call: 'note', input: { text: '{{prompt}}' } }, { say: 'second: {{prompt}} (after {{task}})' }] } }),
+      instructions: '',
+      tools: [note],
+      permissionPolicy: new PermissionPolicy({ rules: [], default: 'ask' }),
+    });
+    const host = new SessionHost();
+    const hosted = await host.start(agent, 'one', { workspaceFolder: dir });
+    await until(() => hosted.state === 'completed', 'the first turn');
+    assert.equal(hosted.finalText, 'first: one');
+    const again = host.continue(hosted.id, 'two');
+    assert.equal(again, hosted);
+    assert.equal(hosted.turns, 2);
+    assert.equal(hosted.state, 'running');
+    assert.throws(() => host.continue(hosted.id, 'three'), /still running/);
+    await until(() => host.openCallbacks().length === 1, 'the second turn to ask');
+    await host.answer(host.openCallbacks()[0]!.callback.id, new AllowApproval());
+    await until(() => hosted.state === 'completed', 'the second turn');
+    assert.deepEqual(ran, ['two']);
+    assert.equal(hosted.finalText, 'second: two (after one)');
+    assert.ok(hosted.transcript.includes('[main] > one') && hosted.transcript.includes('[main] > two'), hosted.transcript.join('\n'));
+    assert.equal(hosted.transcript.at(-1), 'completed: second: two (after one)');
+    await host.cancel(hosted.id);
+    assert.throws(() => host.continue(hosted.id, 'four'), /cancelled/);
+    assert.throws(() => host.continue('sess_nope', 'four'), /no session/);
+  });
+
+  it('names the surface whose answer settled a callback; a later answer from another runs nothing and names none', async () => {
+    const ran: string[] = [];
+    const host = new SessionHost();
+    const hosted = await host.start(makeAgent(ran), 'review', { workspaceFolder: dir });
+    await until(() => host.openCallbacks().length === 2, 'two callbacks');
+    const [first, second] = host.openCallbacks().map((o) => o.callback.id);
+    assert.equal((await host.answer(first!, new AllowApproval(), { via: 'notification' }))?.type, 'answered');
+    assert.notEqual((await host.answer(first!, new AllowApproval(), { via: 'chat' }))?.type, 'answered');
+    assert.equal(host.viaOf(first!), 'notification');
+    // A refused answer (Allow for Session where the hook forbids it is not the case here: an unknown scope) names nothing.
+    await assert.rejects(host.answer(second!, { type: 'allow', scope: 'forever' } as never, { via: 'tree' }), /scope/);
+    assert.equal(host.viaOf(second!), undefined);
+    await host.answer(second!, new DenyApproval(), { via: 'chat' });
+    await until(() => hosted.state === 'completed', 'the session to complete');
+    assert.equal(ran.length, 1);
+    assert.ok(hosted.transcript.some((l) => /answered allow-once by person from the notification$/.test(l)), hosted.transcript.join('\n'));
+    assert.ok(hosted.transcript.some((l) => /answered deny by person from the chat$/.test(l)), hosted.transcript.join('\n'));
   });
 
   it('two answers at once settle a callback once: the tool runs once', async () => {

@@ -39,6 +39,8 @@ const USER_FACING = [
   /^contributes\.configuration\.properties\.[\w.]+\.(description|markdownDescription|enumDescriptions\[\d+\])$/,
   /^contributes\.languages\[\d+\]\.aliases\[\d+\]$/,
   /^capabilities\.untrustedWorkspaces\.description$/,
+  /^contributes\.chatParticipants\[\d+\]\.(fullName|description|sampleRequest)$/,
+  /^contributes\.chatParticipants\[\d+\]\.commands\[\d+\]\.description$/,
 ];
 
 export function manifestKeyProblems(manifest: unknown, nls: Record<string, unknown>): string[] {

@@ -1,6 +1,9 @@
 // Which server a base URL names: keys are kept and handed out per origin. No dependencies, so
 // the extension can use it at activation without loading a provider.
 
+/** The API root `openai-compatible:` models use when none is configured. */
+export const DEFAULT_OPENAI_COMPATIBLE_BASE_URL = 'https://api.openai.com/v1';
+
 /** `https://api.openai.com/v1` → `https://api.openai.com`; throws for anything but an http(s) URL. */
 export function originOf(baseURL: string): string {
   let url: URL;

@@ -2,10 +2,10 @@
 // becomes a Model. The VS Code layer adds `vscode-lm:` and reads the key from SecretStorage.
 import { ModelError } from '../model.js';
 import { scriptedModelFactory, type ModelFactory } from '../workspaceAgents.js';
-import { originOf } from './endpoints.js';
+import { DEFAULT_OPENAI_COMPATIBLE_BASE_URL, originOf } from './endpoints.js';
 import { OpenAICompatibleModel } from './openaiCompatible.js';
 
-export const DEFAULT_OPENAI_COMPATIBLE_BASE_URL = 'https://api.openai.com/v1';
+export { DEFAULT_OPENAI_COMPATIBLE_BASE_URL };
 
 export interface OpenAICompatibleSettings {
   /** Default: https://api.openai.com/v1. */
