@@ -134,7 +134,7 @@ class AgentPolicyChatModels implements ChatModelProvider, vscode.Disposable {
     const reference = chatModelReferenceOf({ vendor: CHAT_VENDOR, id: model.id, family: model.family });
     if (reference === undefined) return scriptedChatAnswer(request, signal);
     // Any extension may use a provider's models: who spends the person's key is in the log.
-    this.options.log.info(`${reference}: a request from ${initiator.slice(0, 100)} through VS Code's language model API`);
+    this.options.log.info(`${reference}: a request from ${JSON.stringify(initiator.slice(0, 100))} through VS Code's language model API`);
     // The openai client is loaded at the first request, not when the core starts.
     const { workspaceModelFactory } = await import('./models.js');
     const folder = this.options.workspaceFolder;

@@ -1,6 +1,7 @@
 // Our models in VS Code's model picker (src/vscode/chatModels.ts), in a real VS Code: the Chat view
 // opens on the workspace's conversation starter with our scripted model picked, its model picker
-// lists the scripted model and the workspace's OpenAI-compatible model, and an agent on
+// lists the scripted model and the workspace's OpenAI-compatible model, @agents runs on the model
+// picked (the scripted one: the agent's own scenario; ours: the runtime's provider), and an agent on
 // `vscode-lm:agent-policy/scripted` runs through VS Code's language model API to our own provider.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -50,6 +51,50 @@ describe('our models in the Chat view\'s model picker (e2e)', function () {
     const mistral = labels.find((t) => /mistral-large-latest/.test(t)) ?? '';
     assert.doesNotMatch(mistral, /secret|key/i, `the endpoint's model shows no key: ${mistral}`);
     await v.page.keyboard.press('Escape');
+
+    // Sent on the scripted model, the starter runs the sample's main agent on its own scenario:
+    // two researchers look the prices up, then writing src/answer.txt asks.
+    await sendChat(v);
+    const ask = /main wants to run builtin\.write_file/;
+    const toast = await v.notification(ask, 120_000);
+    assert.match(await textOf(toast), /src\/answer\.txt/, 'the main agent\'s own script asks to write the answer');
+    await v.screenshot('chat-models-starter-sent');
+  });
+
+  it('a session started with our OpenAI-compatible model picked runs on it, through the runtime\'s provider', async function () {
+    this.timeout(240_000);
+    const v = await open('chat-models-openai-picked', {
+      // Nothing answers there: the session fails at its first model call, naming model and endpoint.
+      settings: { ...CHAT_ON, 'agentPolicy.openaiCompatible.baseUrl': 'http://127.0.0.1:9/v1' },
+      prepare: (workspace) => {
+        fs.writeFileSync(path.join(workspace, '.vscode', 'settings.json'), JSON.stringify({ 'agentPolicy.chat.starter': STARTER }));
+        addAgent(workspace, { name: 'mistral', model: 'openai-compatible:mistral-large-latest', instructions: 'Answer briefly.' });
+      },
+    });
+    await activated(v);
+    const picker = await modelPicker(v);
+    await v.waitFor('the scripted model picked', async () => (/Scripted \(offline\)/.test(await textOf(picker)) ? true : undefined), 120_000);
+    await picker.click();
+    const rows = v.page.locator('.action-widget .monaco-list-row, .context-view .monaco-list-row');
+    await v.waitFor('the OpenAI-compatible model picked', async () => {
+      const model = rows.filter({ hasText: /mistral-large-latest/ }).first();
+      if (await model.isVisible().catch(() => false)) {
+        await model.click();
+        return true;
+      }
+      const others = rows.filter({ hasText: /^\s*Other Models\s*$/ }).first();
+      if (await others.isVisible().catch(() => false)) await others.click();
+      return undefined;
+    }, 30_000);
+    await v.waitFor('the picker to show it', async () => (/mistral-large-latest/.test(await textOf(picker)) ? true : undefined), 10_000);
+    await sendChat(v);
+    const widget = v.page.locator('.interactive-session').first();
+    const said = await v.waitFor('the turn to fail on the picked model', async () => {
+      const text = await textOf(widget);
+      return /The turn failed:/.test(text) ? text : undefined;
+    }, 120_000).catch(async (e: Error) => { throw new Error(`${e.message}\n${await chatDom(v)}`); });
+    assert.match(said, /The turn failed: openai-compatible:mistral-large-latest: could not reach http:\/\/127\.0\.0\.1:9\/v1/, `the main agent ran on the picked model, not its scripted scenario:\n${said}`);
+    await v.screenshot('chat-models-openai-picked');
   });
 
   it('an agent on vscode-lm:agent-policy/scripted plays the default script through VS Code\'s language model API, asked by the policy', async function () {
@@ -81,6 +126,14 @@ describe('our models in the Chat view\'s model picker (e2e)', function () {
     await v.screenshot('chat-models-lm-request-done');
   });
 });
+
+/** Sends what the Chat view's input holds. */
+async function sendChat(v: VsCode): Promise<void> {
+  const editor = v.page.locator('.interactive-session .interactive-input-part .monaco-editor').first();
+  await editor.click();
+  await v.page.keyboard.press('Control+End');
+  await v.page.keyboard.press('Enter');
+}
 
 /** The model picker's button in the Chat view's input toolbar. */
 async function modelPicker(v: VsCode) {

@@ -97,7 +97,7 @@ describe('a VS Code language model (vscode-lm:) in VS Code (e2e)', function () {
     const completed = lines.find((l) => l.startsWith('completed:')) ?? '';
     assert.match(completed, /^completed: done: /, `the session completed with the model's answer:\n${settled}`);
     assert.match(settled, /^\[writer\] builtin\.write_file \{"path":"LM_NOTES\.md",[^\n]*\} -> ask \(default\)$/m, `the transcript shows the call, asked by the policy's default:\n${settled}`);
-    assert.match(settled, /^\[writer\] {3}answered allow-once by person$/m, `and the answer:\n${settled}`);
+    assert.match(settled, /^\[writer\] {3}answered allow-once by person from the notification$/m, `and the answer:\n${settled}`);
     assert.match(settled, /^\[writer\] says: I will write the notes now\.$/m, `the text streamed before the call, joined:\n${settled}`);
     await v.statusBarItem(countLabel(0));
     await v.screenshot('lm-writer-done');
