@@ -14,6 +14,7 @@ import type { Log } from './log.js';
 import type { SessionDeps } from './sessionDeps.js';
 import type { PolicyService } from './policyService.js';
 import { Transcripts } from './transcripts.js';
+import { walkthroughStepDone } from './walkthroughSteps.js';
 
 export interface CommandContext {
   host: SessionHost;
@@ -221,7 +222,7 @@ async function answerApproval(ctx: CommandContext, callback: OpenApproval): Prom
     { title: `Agent Policy: ${callback.request.tool.id}`, placeHolder: `${callback.agent}: ${callbackSummary(callback)}` },
   );
   if (!answer) return;
-  await answerCallback(ctx.host, ctx.log, callback.id, answerFor(answer.choice));
+  if (await answerCallback(ctx.host, ctx.log, callback.id, answerFor(answer.choice))) walkthroughStepDone('answeredFromPalette');
 }
 
 /** The tree's Allow for a While…: the time-limited grants the approval's rule lets a person give. */

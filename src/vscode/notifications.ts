@@ -10,6 +10,7 @@ import { askMessage, defang } from './describe.js';
 import { answerElicitation, ELICITATION_ACTIONS } from './elicitation.js';
 import { answerResultReview, REVIEW_ACTIONS, showHeldResult } from './resultReview.js';
 import type { Log } from './log.js';
+import { walkthroughStepDone } from './walkthroughSteps.js';
 import { NO_CONTROLS, type ManagedControls } from '../policy/managedControls.js';
 
 const MORE = 'More…';
@@ -101,7 +102,7 @@ export class Notifications implements vscode.Disposable {
       if (picked === MORE) return this.more(callback.id, more);
       const choice = buttons.find((c) => choiceLabel(c) === picked);
       if (!choice) return;
-      await answerCallback(this.host, this.log, callback.id, answerFor(choice));
+      if (await answerCallback(this.host, this.log, callback.id, answerFor(choice))) walkthroughStepDone('answeredFromNotification');
     });
   }
 
@@ -132,7 +133,10 @@ export class Notifications implements vscode.Disposable {
       { title: 'Agent Policy: More' },
     );
     if (!picked) return;
-    if ('choice' in picked) return void (await answerCallback(this.host, this.log, callbackId, answerFor(picked.choice)));
+    if ('choice' in picked) {
+      if (await answerCallback(this.host, this.log, callbackId, answerFor(picked.choice))) walkthroughStepDone('answeredFromNotification');
+      return;
+    }
     await vscode.commands.executeCommand(picked.command, callbackId);
   }
 
