@@ -64,6 +64,17 @@ describe('The Get Started walkthrough in VS Code (e2e)', function () {
       .catch(async () => { throw await v.failure('the workspace policy is not the active editor'); });
   }
 
+  /** Drags the side bar's edge so that the tree's rows show whole in the README's picture. */
+  async function widenSideBar(v: VsCode, width: number): Promise<void> {
+    const box = await v.page.locator('.part.sidebar').boundingBox();
+    if (!box || box.width >= width) return;
+    const y = box.y + box.height / 2;
+    await v.page.mouse.move(box.x + box.width + 1, y);
+    await v.page.mouse.down();
+    await v.page.mouse.move(box.x + width, y, { steps: 5 });
+    await v.page.mouse.up();
+  }
+
   /** Clicks a step's button in the walkthrough page (the step is selected first, which expands it). */
   async function clickStepButton(v: VsCode, step: string, button: string): Promise<void> {
     const page = await walkthroughPage(v);
@@ -97,26 +108,34 @@ describe('The Get Started walkthrough in VS Code (e2e)', function () {
     await policyInEditor(v);
     await expectDone(v, ['createPolicy'], 'walkthrough-policy-created');
 
+    // The README's picture is set up before the asks come (a notification hides after ~15 s):
+    // the Open Callbacks view, wide enough for its rows, and the policy in the editor.
+    await v.openView('Open Callbacks');
+    await widenSideBar(v, 480);
+    await v.runCommand('Agent Policy: Get Started');
+
     // 2. The sample session, from the step's button. Under "balanced" the researchers' commands
     // ask (no rule names them), then main's write to src/answer.txt (rule edit-code).
     await clickStepButton(v, 'startSession', 'Start Agent Session');
     await v.pickQuickItem(exactly('main'));
     await v.typeInQuickInput(PROMPT);
-    await expectDone(v, ['createPolicy', 'startSession'], 'walkthrough-session-started');
-
-    // The README's picture: the policy in the editor, the researchers' asks as notifications and in the tree.
     await v.runCommand('Agent Policy: Open Workspace Policy');
     await policyInEditor(v);
-    await v.notification(RESEARCHER_ASK, 120_000);
+
+    // The README's picture: the researchers' asks as notifications and in the tree.
     const rows = await v.waitFor('both researchers\' asks in the Open Callbacks tree', async () => {
       const items = await v.treeItems('Open Callbacks');
       return items.filter((i) => /builtin\.run_command/.test(`${i.label} ${i.description} ${i.ariaLabel}`)).length === 2 ? items : undefined;
-    }, 60_000);
+    }, 120_000);
     assert.ok(rows.some((i) => /^main\b/.test(i.label)), `the tree shows main's session (${rows.map((i) => i.label).join(' | ')})`);
-    await v.page.mouse.move(720, 450);
+    await v.notification(RESEARCHER_ASK, 30_000);
+    // Off the toast and anything with a hover, onto the tree's empty part.
+    await v.page.mouse.move(200, 700);
+    await v.waitFor('no hover in the way', async () => !(await v.page.locator('.workbench-hover-container, .monaco-hover:not(.hidden)').first().isVisible()) || undefined, 5_000);
     assert.ok(await v.page.locator('.notifications-toasts .notification-toast').filter({ hasText: RESEARCHER_ASK }).first().isVisible(), 'an ask shows as a notification for the README screenshot');
     fs.mkdirSync(path.dirname(README_SCREENSHOT), { recursive: true });
     await v.page.screenshot({ path: README_SCREENSHOT });
+    await expectDone(v, ['createPolicy', 'startSession'], 'walkthrough-session-started');
 
     // 3. Each researcher's ask, allowed from its notification.
     for (let answered = 0; answered < 2; answered++) await v.clickNotificationButton(RESEARCHER_ASK, 'Allow', 60_000);
