@@ -50,6 +50,8 @@ for (let tries = 0; !(await isFree(port)); tries++) {
 
 const server = await startCodeServer({
   workspace, extensionsDir, trusted: !untrusted, port, home, logFile: path.join(home, 'code-server.log'),
+  // A newcomer's VS Code: the Get Started walkthrough opens at the first activation (the tests' harness turns it off).
+  settings: { 'workbench.welcomePage.walkthroughs.openOnInstall': true },
 });
 const url = `${server.url}?folder=${encodeURIComponent(workspace)}`;
 process.stdout.write(`\nAgent Policy in VS Code: ${url}\n`);

@@ -500,7 +500,8 @@ export async function startVsCode(opts: StartOptions): Promise<VsCode> {
         await sleep(1000);
         continue;
       }
-      await row.locator(QUICK_LABEL).first().click();
+      // The palette can close under the click (an editor or view opening takes the focus): open it again.
+      if (!(await row.locator(QUICK_LABEL).first().click({ timeout: 5000 }).then(() => true, () => false))) continue;
       await waitFor(`the command palette to run "${title}"`, async () =>
         !(await widgetVisible()) || (await quickInput.inputValue().catch(() => '')) !== `>${title}`, 10_000);
       return;
