@@ -7,7 +7,7 @@ import type { CommandSandboxReport } from './sandboxNote.js';
 export type RuntimeEvent =
   | { type: 'turn-started'; sessionId: string; turnId: string; agent: string; prompt: string }
   | { type: 'message'; sessionId: string; turnId: string; agent: string; text: string }
-  | { type: 'tool-call'; sessionId: string; turnId: string; agent: string; callId: string; toolId: string; name: string; input: unknown; decision: PolicyDecision; effective: 'allow' | 'ask' | 'deny'; by: string; sandbox?: CommandSandboxReport }
+  | { type: 'tool-call'; sessionId: string; turnId: string; agent: string; callId: string; toolId: string; name: string; input: unknown; decision: PolicyDecision; effective: 'allow' | 'ask' | 'deny'; by: string; sandbox?: CommandSandboxReport; /** Allowed by a time-limited grant: when it ends (epoch ms). */ grantedUntil?: number }
   | { type: 'tool-result'; sessionId: string; turnId: string; agent: string; callId: string; toolId: string; ok: boolean; content: string }
   | { type: 'callback-opened'; sessionId: string; turnId: string; agent: string; callback: OpenCallback }
   | { type: 'callback-settled'; sessionId: string; turnId: string; agent: string; callbackId: string; outcome: string; by: string }

@@ -19,7 +19,7 @@ import { auditParts, inputDigest, summarizeInput, type AuditEntry, type AuditSin
 import { answerCallback, closeCallbacks, openCallback, type CallbackHost, type CallbackRecord, type Outcome } from './callbacks.js';
 import type { RuntimeEvent } from './events.js';
 import type { ExternalHost, ListedSession, SessionNodeInfo } from './listedSession.js';
-import { grantAuditFields, grantRevokedEntry, longestGrant, type Grant, type GrantCall, SessionGrants } from './sessionGrants.js';
+import { grantAuditFields, grantedUntil, grantRevokedEntry, longestGrant, type Grant, type GrantCall, SessionGrants } from './sessionGrants.js';
 import { describeEvent } from './transcript.js';
 import { newId } from './tree.js';
 
@@ -165,7 +165,7 @@ export class ExternalSession implements CallbackHost, ListedSession {
     if (granted !== undefined) {
       const fields = grantAuditFields(granted);
       this.audit({ event: 'decision', ...auditBase, decision: 'allow', answeredBy: 'session', ...fields });
-      this.emit({ type: 'tool-call', ...event, effective: 'allow', by: 'session' });
+      this.emit({ type: 'tool-call', ...event, effective: 'allow', by: 'session', ...grantedUntil(granted) });
       this.changed();
       return { callbackId: undefined, answer: Promise.resolve({ answer: fields.answer, by: 'session' }) };
     }

@@ -207,6 +207,12 @@ export function grantAuditFields(granted: readonly Grant[]): { answer: 'allow-se
   return { answer: timed ? 'allow-duration' : 'allow-session', ...(parts.length > 0 ? { grantParts: parts } : {}) };
 }
 
+/** For the tool-call event of a call grants answered: when the first time-limited one of them ends (epoch ms), if any. */
+export function grantedUntil(granted: readonly Grant[]): { grantedUntil?: number } {
+  const ends = granted.flatMap((g) => (g.expiresAt === undefined ? [] : [g.expiresAt]));
+  return ends.length > 0 ? { grantedUntil: Math.min(...ends) } : {};
+}
+
 /** The audit line of a grant a person took back. */
 export function grantRevokedEntry(sessionId: string, agent: string, grant: Grant): Omit<AuditEntry, 'time'> {
   const seconds = lengthSeconds(grant);

@@ -20,7 +20,7 @@ import { PROTECTED_FILES_HOOK } from './protected.js';
 import { reviewResult } from './resultReview.js';
 import { beginApprovedProtectedChange } from './sandboxCleanup.js';
 import { permissionModeSandbox, runSandbox, sandboxForDecision, sandboxReportOf, SANDBOXED_TOOL, type AllowedBy } from './sandboxRun.js';
-import { longestGrant, grantAuditFields, type GrantCall, type SessionGrants } from './sessionGrants.js';
+import { longestGrant, grantAuditFields, grantedUntil, type GrantCall, type SessionGrants } from './sessionGrants.js';
 import { ensureSignedIn } from './signIn.js';
 import { newId, type SessionScope, type Tree } from './tree.js';
 import type { TurnCore } from './turn.js';
@@ -134,7 +134,7 @@ export class ToolCalls {
       const run = this.runSandbox(decision, tool, { by: 'person' });
       this.tree.audit({ event: 'decision', ...auditBase, decision: 'allow', answeredBy: 'session', ...grantAuditFields(granted), ...this.sandboxField(tool, run), ...marksField(decision) });
       this.tree.mark(this.session, tool.id, decision.marks);
-      this.tree.emit({ type: 'tool-call', ...base, effective: 'allow', by: 'session', ...this.sandboxField(tool, run) });
+      this.tree.emit({ type: 'tool-call', ...base, effective: 'allow', by: 'session', ...grantedUntil(granted), ...this.sandboxField(tool, run) });
       return this.runTool(turn, tool, call, input, decision, run, auditBase);
     }
     if (effective === 'ask') {

@@ -20,6 +20,12 @@ function sandboxText(effective: string, sandbox: CommandSandboxReport | undefine
   return effective === 'ask' ? ` [if allowed: ${how}]` : ` [${how}]`;
 }
 
+/** A time of day in the local zone, to the minute: when a grant ends. */
+function clockTime(epochMs: number): string {
+  const at = new Date(epochMs);
+  return `${String(at.getHours()).padStart(2, '0')}:${String(at.getMinutes()).padStart(2, '0')}`;
+}
+
 /** The lines an event adds to the transcript of the session tree rooted at `rootId`. */
 export function describeEvent(e: RuntimeEvent, rootId: string): string[] {
   const who = (agent: string, sessionId: string): string => (sessionId === rootId ? `[${agent}]` : `[${agent} ${sessionId}]`);
@@ -28,7 +34,7 @@ export function describeEvent(e: RuntimeEvent, rootId: string): string[] {
       return [`${who(e.agent, e.sessionId)} > ${e.prompt}`];
     case 'tool-call': {
       const rule = e.decision.rule;
-      const source = e.by !== 'policy' ? e.by : rule ? `${rule.layer} ${path.basename(rule.file)}:${rule.line}${rule.id ? ` "${rule.id}"` : ''}` : 'default';
+      const source = e.grantedUntil !== undefined ? `grant until ${clockTime(e.grantedUntil)}` : e.by !== 'policy' ? e.by : rule ? `${rule.layer} ${path.basename(rule.file)}:${rule.line}${rule.id ? ` "${rule.id}"` : ''}` : 'default';
       return [`${who(e.agent, e.sessionId)} ${e.toolId} ${compact(e.input)} -> ${e.effective} (${source})${sandboxText(e.effective, e.sandbox)}`];
     }
     case 'tool-result':

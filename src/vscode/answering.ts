@@ -1,7 +1,7 @@
 // Answering a callback from any surface (notification, tree, command palette), with the same
 // message when the answer came too late: it was answered elsewhere, and nothing ran.
 import * as vscode from 'vscode';
-import { durationLabel, offeredDurations } from '../policy/grantLength.js';
+import { offeredDurations } from '../policy/grantLength.js';
 import { AllowApproval, DenyApproval, SdkError, type ApprovalRequest, type CallbackAnswer } from '../runtime/answers.js';
 import type { SessionHost } from '../runtime/sessionHost.js';
 import type { Log } from './log.js';
@@ -11,10 +11,22 @@ export type Choice = 'allow' | 'allow-session' | 'deny' | `allow-for-${number}`;
 
 /** "Allow", "Allow for 15 Minutes", "Allow for Session", "Deny". */
 export function choiceLabel(choice: Choice): string {
-  if (choice === 'allow') return 'Allow';
-  if (choice === 'allow-session') return 'Allow for Session';
-  if (choice === 'deny') return 'Deny';
-  return `Allow for ${durationLabel(secondsOf(choice))}`;
+  if (choice === 'allow') return vscode.l10n.t('Allow');
+  if (choice === 'allow-session') return vscode.l10n.t('Allow for Session');
+  if (choice === 'deny') return vscode.l10n.t('Deny');
+  return vscode.l10n.t('Allow for {0}', grantLength(secondsOf(choice)));
+}
+
+/** "15 Minutes", "1 Hour", "1 Hour 30 Minutes": grantLength.ts's durationLabel, in the window's language. */
+export function grantLength(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  const parts: string[] = [];
+  if (h > 0) parts.push(h === 1 ? vscode.l10n.t('1 Hour') : vscode.l10n.t('{0} Hours', h));
+  if (m > 0) parts.push(m === 1 ? vscode.l10n.t('1 Minute') : vscode.l10n.t('{0} Minutes', m));
+  if (s > 0 || parts.length === 0) parts.push(s === 1 ? vscode.l10n.t('1 Second') : vscode.l10n.t('{0} Seconds', s));
+  return parts.join(' ');
 }
 
 function secondsOf(choice: `allow-for-${number}`): number {
@@ -46,10 +58,10 @@ export function notificationChoices(request: ApprovalRequest): { buttons: Choice
 
 /** What each answer does, for quick picks. */
 export function choiceDescription(choice: Choice): string {
-  if (choice === 'allow') return 'run this call once';
-  if (choice === 'deny') return 'do not run it; the agent is told';
-  const how = choice === 'allow-session' ? 'for the rest of the session' : `for the next ${durationLabel(secondsOf(choice)).toLowerCase()}`;
-  return `run this call, and the same call (or a chain of the same asking commands) ${how}`;
+  if (choice === 'allow') return vscode.l10n.t('run this call once');
+  if (choice === 'deny') return vscode.l10n.t('do not run it; the agent is told');
+  if (choice === 'allow-session') return vscode.l10n.t('run this call, and the same call (or a chain of the same asking commands) for the rest of the session');
+  return vscode.l10n.t('run this call, and the same call (or a chain of the same asking commands) for the next {0}', grantLength(secondsOf(choice)).toLowerCase());
 }
 
 export const CHOICE_ICONS = { allow: '$(check)', grant: '$(check-all)', deny: '$(close)' } as const;
@@ -65,12 +77,16 @@ export function answerFor(choice: Choice): CallbackAnswer {
   return new AllowApproval({ scope: 'duration', seconds: secondsOf(choice) });
 }
 
-export const ALREADY_ANSWERED = 'Agent Policy: this was already answered elsewhere; nothing was run.';
+export function alreadyAnswered(): string {
+  return vscode.l10n.t('Agent Policy: this was already answered elsewhere; nothing was run.');
+}
 /** A held result answered elsewhere: the tool did run, so "nothing was run" would be wrong. */
-export const ALREADY_REVIEWED = 'Agent Policy: this result was already reviewed elsewhere (or its turn ended); nothing changed.';
+export function alreadyReviewed(): string {
+  return vscode.l10n.t('Agent Policy: this result was already reviewed elsewhere (or its turn ended); nothing changed.');
+}
 
 /** Returns true when this answer settled the callback. */
-export async function answerCallback(host: SessionHost, log: Log, callbackId: string, answer: CallbackAnswer, tooLate: string = ALREADY_ANSWERED): Promise<boolean> {
+export async function answerCallback(host: SessionHost, log: Log, callbackId: string, answer: CallbackAnswer, tooLate: string = alreadyAnswered()): Promise<boolean> {
   try {
     const result = await host.answer(callbackId, answer);
     if (result?.type === 'answered') {
@@ -81,7 +97,7 @@ export async function answerCallback(host: SessionHost, log: Log, callbackId: st
     return false;
   } catch (error) {
     if (error instanceof SdkError) {
-      void vscode.window.showErrorMessage(`Agent Policy: ${error.message}`);
+      void vscode.window.showErrorMessage(vscode.l10n.t('Agent Policy: {0}', error.message));
       return false;
     }
     throw error;

@@ -8,7 +8,7 @@ import type { ExternalHost, ListedSession, SessionNodeInfo } from '../runtime/li
 import type { Grant } from '../runtime/sessionGrants.js';
 import type { SessionHost } from '../runtime/sessionHost.js';
 import { offeredDurations } from '../policy/grantLength.js';
-import { CALLBACK_ICONS, CALLBACK_KINDS, callbackLabel, callbackSummary, defang, describeAsker, describeRule, formatAge, formatTimeLeft } from './describe.js';
+import { CALLBACK_ICONS, callbackKind, callbackLabel, sessionState, callbackSummary, defang, describeAsker, describeRule, formatAge, formatTimeLeft } from './describe.js';
 
 export type TreeNode =
   | { kind: 'session'; hosted: ListedSession }
@@ -36,7 +36,7 @@ export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.
 
   refresh(): void {
     const open = this.host.openCallbacks().length;
-    this.view.badge = open > 0 ? { value: open, tooltip: `${open} open callback${open === 1 ? '' : 's'}` } : undefined;
+    this.view.badge = open > 0 ? { value: open, tooltip: open === 1 ? vscode.l10n.t('1 open callback') : vscode.l10n.t('{0} open callbacks', open) } : undefined;
     this.view.message = undefined;
     this.changed.fire(undefined);
     // Ages are shown in the tree: refresh them while something waits.
@@ -88,13 +88,14 @@ export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.
         item.id = `session:${h.id}`;
         // Flow rules: what the session and its subagents have done, as the policy's `when` sees it.
         const marks = marksText(h);
-        const marked = marks !== undefined ? ` · marked ${marks}` : '';
-        item.description = `${h.state}${open ? ` · ${open} open` : ''}${marked} · ${h.prompt}`;
-        item.tooltip = `Session ${h.id} of ${h.agent}\nPrompt: ${h.prompt}${marks !== undefined ? `\nMarks (its subagents' included): ${marks}` : ''}`;
+        const state = sessionState(h.state);
+        const marked = marks !== undefined ? ` · ${vscode.l10n.t('marked {0}', marks)}` : '';
+        item.description = `${state}${open ? ` · ${vscode.l10n.t('{0} open', open)}` : ''}${marked} · ${h.prompt}`;
+        item.tooltip = `${vscode.l10n.t('Session {0} of {1}', h.id, h.agent)}\n${vscode.l10n.t('Prompt: {0}', h.prompt)}${marks !== undefined ? `\n${vscode.l10n.t("Marks (its subagents' included): {0}", marks)}` : ''}`;
         item.iconPath = new vscode.ThemeIcon(h.state === 'running' ? 'sync~spin' : 'circle-outline');
         item.contextValue = `session:${h.state}`;
-        item.command = { command: 'agentPolicy.showTranscript', title: 'Show Session Transcript', arguments: [h.id] };
-        item.accessibilityInformation = { label: `Agent session ${h.agent}, ${h.state}, ${open} open callbacks${marked.replace(' · ', ', ')}` };
+        item.command = { command: 'agentPolicy.showTranscript', title: vscode.l10n.t('Show Session Transcript'), arguments: [h.id] };
+        item.accessibilityInformation = { label: `${vscode.l10n.t('Agent session {0}, {1}, {2} open callbacks', h.agent, state, open)}${marked.replace(' · ', ', ')}` };
         return item;
       }
       case 'subagent': {
@@ -102,10 +103,10 @@ export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.
         const item = new vscode.TreeItem(n.agent, vscode.TreeItemCollapsibleState.Expanded);
         item.id = `subagent:${n.id}`;
         const earlier = n.rootTurnId !== '' && n.rootTurnId !== element.hosted.currentTurnId;
-        item.description = `subagent ${n.id}${earlier ? ' · started by an earlier turn' : ''}`;
+        item.description = `${vscode.l10n.t('subagent {0}', n.id)}${earlier ? ` · ${vscode.l10n.t('started by an earlier turn')}` : ''}`;
         item.iconPath = new vscode.ThemeIcon('person');
         item.contextValue = 'subagent';
-        item.accessibilityInformation = { label: `Subagent ${n.agent}${earlier ? ', started by an earlier turn' : ''}` };
+        item.accessibilityInformation = { label: earlier ? vscode.l10n.t('Subagent {0}, started by an earlier turn', n.agent) : vscode.l10n.t('Subagent {0}', n.agent) };
         return item;
       }
       case 'callback': {
@@ -114,46 +115,46 @@ export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.
         const label = callbackLabel(c);
         const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
         item.id = `callback:${c.id}`;
-        item.description = `${callbackSummary(c)} · ${formatAge(Date.now() - c.openedAt)}${earlier ? ' · earlier turn' : ''}`;
+        item.description = `${callbackSummary(c)} · ${formatAge(Date.now() - c.openedAt)}${earlier ? ` · ${vscode.l10n.t('earlier turn')}` : ''}`;
         const tip = new vscode.MarkdownString(undefined, true);
-        tip.appendText(`${describeAsker(element.hosted, c)}\nTurn ${c.turnId}${earlier ? ' (left running by an earlier turn)' : ''}\n`);
+        tip.appendText(`${describeAsker(element.hosted, c)}\n${earlier ? vscode.l10n.t('Turn {0} (left running by an earlier turn)', c.turnId) : vscode.l10n.t('Turn {0}', c.turnId)}\n`);
         if (c.type === 'approval') {
           tip.appendText(`${c.request.title}\n`);
-          if (c.request.decision?.reason) tip.appendText(`Reason: ${c.request.decision.reason}\n`);
+          if (c.request.decision?.reason) tip.appendText(`${vscode.l10n.t('Reason: {0}', c.request.decision.reason)}\n`);
           tip.appendCodeblock(JSON.stringify(c.request.input, null, 2), 'json');
         } else if (c.type === 'elicitation') {
-          tip.appendText(`${describeRule(c)} asks:\n${c.request.message}\n`);
-          tip.appendText(`Fields: ${Object.keys(c.request.requestedSchema.properties).join(', ') || 'none'}\n`);
+          tip.appendText(`${vscode.l10n.t('{0} asks:', describeRule(c))}\n${c.request.message}\n`);
+          tip.appendText(`${vscode.l10n.t('Fields: {0}', Object.keys(c.request.requestedSchema.properties).join(', ') || vscode.l10n.t('none'))}\n`);
         } else if (c.type === 'result-review') {
           // The result is untrusted: its start as plain text in a code block, never rendered.
-          tip.appendText(`${c.request.title}\nHeld by ${describeRule(c)}\n`);
+          tip.appendText(`${c.request.title}\n${vscode.l10n.t('Held by {0}', describeRule(c))}\n`);
           tip.appendCodeblock(c.request.preview.slice(0, 600), 'text');
         }
         item.tooltip = tip;
         item.iconPath = new vscode.ThemeIcon(CALLBACK_ICONS[c.type]);
         item.contextValue = c.type === 'approval' ? `callback:approval${c.request.sessionAllowed ? ':session-allowed' : ''}${offeredDurations(c.request.longestGrant).length > 0 ? ':timed-allowed' : ''}` : `callback:${c.type}`;
-        item.accessibilityInformation = { label: `${CALLBACK_KINDS[c.type]} for ${label}: ${callbackSummary(c)}, asked by ${c.agent}` };
+        item.accessibilityInformation = { label: vscode.l10n.t('{0} for {1}: {2}, asked by {3}', callbackKind(c.type), label, callbackSummary(c), c.agent) };
         // A held result opens (read-only) when its row is clicked.
-        if (c.type === 'result-review') item.command = { command: 'agentPolicy.showResult', title: 'Show Held Result', arguments: [c.id] };
+        if (c.type === 'result-review') item.command = { command: 'agentPolicy.showResult', title: vscode.l10n.t('Show Held Result'), arguments: [c.id] };
         return item;
       }
       case 'grant':
         return grantItem(element.grant, element.sessionId);
       case 'interrupted': {
         const r = element.recovered;
-        const item = new vscode.TreeItem(`${r.agent ?? 'session'} (interrupted)`, r.openCallbacks.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+        const item = new vscode.TreeItem(vscode.l10n.t('{0} (interrupted)', r.agent ?? vscode.l10n.t('session')), r.openCallbacks.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
         item.id = `interrupted:${r.session}`;
-        item.description = `started ${new Date(r.startedAt).toLocaleString()} · ${r.openCallbacks.length} left open`;
-        item.tooltip = `Session ${r.session} was still running when the window closed or reloaded. What it left open can no longer be answered; nothing of it ran.`;
+        item.description = vscode.l10n.t('started {0} · {1} left open', new Date(r.startedAt).toLocaleString(), r.openCallbacks.length);
+        item.tooltip = vscode.l10n.t('Session {0} was still running when the window closed or reloaded. What it left open can no longer be answered; nothing of it ran.', r.session);
         item.iconPath = new vscode.ThemeIcon('warning');
         item.contextValue = 'session:interrupted';
         return item;
       }
       case 'lost': {
         const e = element.recovered.openCallbacks[element.index]!;
-        const item = new vscode.TreeItem(e.tool ?? 'sign-in', vscode.TreeItemCollapsibleState.None);
+        const item = new vscode.TreeItem(e.tool ?? vscode.l10n.t('sign-in'), vscode.TreeItemCollapsibleState.None);
         item.id = `lost:${element.recovered.session}:${element.index}`;
-        item.description = `${e.summary ?? ''} · never answered`;
+        item.description = `${e.summary ?? ''} · ${vscode.l10n.t('never answered')}`;
         item.iconPath = new vscode.ThemeIcon('circle-slash');
         item.contextValue = 'callback:lost';
         return item;
@@ -179,19 +180,22 @@ const GRANT_REFRESH_MS = 15_000;
 function grantItem(grant: Grant, sessionId: string): vscode.TreeItem {
   const item = new vscode.TreeItem(defang(grant.label), vscode.TreeItemCollapsibleState.None);
   item.id = `grant:${sessionId}:${grant.id}`;
-  const left = grant.expiresAt === undefined ? 'for the session' : `${formatTimeLeft(grant.expiresAt - Date.now())} left`;
-  const what = grant.covers === 'part' ? 'this command in any chain' : 'this exact call';
-  item.description = `${grant.toolId} · allowed ${left}`;
-  item.tooltip = defang(`Allowed without asking, ${grant.expiresAt === undefined ? 'for the rest of the session' : `until ${new Date(grant.expiresAt).toLocaleTimeString()}`}: ${what} of ${grant.toolId}.\n${grant.label}\nRevoke to be asked again.`);
+  const left = grant.expiresAt === undefined ? vscode.l10n.t('allowed for the session') : vscode.l10n.t('allowed {0} left', formatTimeLeft(grant.expiresAt - Date.now()));
+  const what = grant.covers === 'part' ? vscode.l10n.t('this command in any chain') : vscode.l10n.t('this exact call');
+  item.description = `${grant.toolId} · ${left}`;
+  const allowed = grant.expiresAt === undefined
+    ? vscode.l10n.t('Allowed without asking, for the rest of the session: {0} of {1}.', what, grant.toolId)
+    : vscode.l10n.t('Allowed without asking, until {0}: {1} of {2}.', new Date(grant.expiresAt).toLocaleTimeString(), what, grant.toolId);
+  item.tooltip = defang(`${allowed}\n${grant.label}\n${vscode.l10n.t('Revoke to be asked again.')}`);
   item.iconPath = new vscode.ThemeIcon(grant.expiresAt === undefined ? 'unlock' : 'watch');
   item.contextValue = `grant:${grant.expiresAt === undefined ? 'session' : 'timed'}`;
-  item.accessibilityInformation = { label: `Grant: ${grant.label}, ${grant.toolId}, allowed ${left}` };
+  item.accessibilityInformation = { label: vscode.l10n.t('Grant: {0}, {1}, {2}', grant.label, grant.toolId, left) };
   return item;
 }
 
 /** Flow rules: a session's marks, those only perhaps there (an ask another agent's host put to its own person) said so. */
 function marksText(h: ListedSession): string | undefined {
-  const all = [...(h.marks ?? []), ...(h.maybeMarks ?? []).map((m) => `${m} (perhaps)`)];
+  const all = [...(h.marks ?? []), ...(h.maybeMarks ?? []).map((m) => vscode.l10n.t('{0} (perhaps)', m))];
   return all.length > 0 ? all.join(', ') : undefined;
 }
 
@@ -201,11 +205,12 @@ function externalSessionItem(h: ListedSession, external: ExternalHost, open: num
   const item = new vscode.TreeItem(`${external.hostLabel} · ${short}`, vscode.TreeItemCollapsibleState.Expanded);
   item.id = `session:${h.id}`;
   const marks = marksText(h);
-  item.description = `${open} open${marks !== undefined ? ` · marked ${marks}` : ''} · asked by its hook`;
-  item.tooltip = defang(`${external.hostLabel} session ${h.id}: its pre-tool hook (agentpolicy hook) asks here, and the answer goes back to it.${marks !== undefined ? `\nMarks (kept by its hook): ${marks}` : ''}`);
+  item.description = `${vscode.l10n.t('{0} open', open)}${marks !== undefined ? ` · ${vscode.l10n.t('marked {0}', marks)}` : ''} · ${vscode.l10n.t('asked by its hook')}`;
+  const tooltip = vscode.l10n.t('{0} session {1}: its pre-tool hook (agentpolicy hook) asks here, and the answer goes back to it.', external.hostLabel, h.id);
+  item.tooltip = defang(`${tooltip}${marks !== undefined ? `\n${vscode.l10n.t('Marks (kept by its hook): {0}', marks)}` : ''}`);
   item.iconPath = new vscode.ThemeIcon('plug');
   item.contextValue = 'session:external';
-  item.command = { command: 'agentPolicy.showTranscript', title: 'Show Session Transcript', arguments: [h.id] };
-  item.accessibilityInformation = { label: `${external.hostLabel} session ${short}, ${open} open callbacks` };
+  item.command = { command: 'agentPolicy.showTranscript', title: vscode.l10n.t('Show Session Transcript'), arguments: [h.id] };
+  item.accessibilityInformation = { label: vscode.l10n.t('{0} session {1}, {2} open callbacks', external.hostLabel, short, open) };
   return item;
 }

@@ -4,9 +4,9 @@ import { SignInAnswer, type OpenApproval, type OpenCallback } from '../runtime/a
 import type { ListedSession } from '../runtime/listedSession.js';
 import type { SessionHost } from '../runtime/sessionHost.js';
 import { AGENTS_FILE, DEFAULT_MODEL, loadWorkspaceAgents } from '../runtime/workspaceAgents.js';
-import { ALREADY_ANSWERED, ALREADY_REVIEWED, answerCallback, answerFor, approvalChoices, choiceDescription, choiceIcon, choiceLabel, type Choice } from './answering.js';
+import { alreadyAnswered, alreadyReviewed, answerCallback, answerFor, approvalChoices, choiceDescription, choiceIcon, choiceLabel, type Choice } from './answering.js';
 import type { TreeNode } from './callbacksTree.js';
-import { CALLBACK_ICONS, callbackLabel, callbackSummary, describeAsker, describeRule, formatAge, formatTimeLeft } from './describe.js';
+import { CALLBACK_ICONS, callbackLabel, callbackSummary, describeAsker, describeRule, formatAge, formatTimeLeft, sessionState } from './describe.js';
 import { answerElicitation } from './elicitation.js';
 import { answerResultReview, type ReviewAction } from './resultReview.js';
 import type { CoreCommands } from './lazyCommands.js';
@@ -83,26 +83,26 @@ async function startSession(ctx: CommandContext): Promise<void> {
   const loaded = loadWorkspaceAgents({ workspaceFolder: ctx.workspaceFolder, models, toolSources: sources, defaultModel });
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
   if (errors.length > 0) {
-    const open = 'Open Agents File';
-    const picked = await vscode.window.showErrorMessage(`Agent Policy: ${AGENTS_FILE} has ${errors.length} problem(s): ${errors[0]!.message}`, open);
+    const open = vscode.l10n.t('Open Agents File');
+    const picked = await vscode.window.showErrorMessage(vscode.l10n.t('Agent Policy: {0} has {1} problem(s): {2}', AGENTS_FILE, errors.length, errors[0]!.message), open);
     if (picked === open && loaded.file) await vscode.window.showTextDocument(vscode.Uri.file(loaded.file));
     return;
   }
   const items = loaded.agents.map((agent) => ({
     label: agent.name,
-    description: agent.subagents.length > 0 ? `subagents: ${agent.subagents.map((s) => s.name).join(', ')}` : '',
+    description: agent.subagents.length > 0 ? vscode.l10n.t('subagents: {0}', agent.subagents.map((s) => s.name).join(', ')) : '',
     detail: agent.instructions || undefined,
     agent,
   }));
   const picked = items.length === 1 && !loaded.file ? items[0] : await vscode.window.showQuickPick(items, {
-    title: 'Agent Policy: Start Agent Session',
-    placeHolder: loaded.file ? `Pick an agent from ${AGENTS_FILE}` : 'No .agents.jsonc here: the default agent',
+    title: vscode.l10n.t('Agent Policy: Start Agent Session'),
+    placeHolder: loaded.file ? vscode.l10n.t('Pick an agent from {0}', AGENTS_FILE) : vscode.l10n.t('No {0} here: the default agent', AGENTS_FILE),
   });
   if (!picked) return;
   const prompt = await vscode.window.showInputBox({
-    title: `Agent Policy: Start Agent Session — ${picked.label}`,
-    prompt: `What should ${picked.label} do?`,
-    placeHolder: 'A prompt for the agent',
+    title: vscode.l10n.t('Agent Policy: Start Agent Session — {0}', picked.label),
+    prompt: vscode.l10n.t('What should {0} do?', picked.label),
+    placeHolder: vscode.l10n.t('A prompt for the agent'),
     ignoreFocusOut: true,
   });
   if (!prompt) return;
@@ -114,7 +114,7 @@ async function startSession(ctx: CommandContext): Promise<void> {
     protectedFiles: ctx.policy.configuredFiles(),
   });
   ctx.log.info(`started session ${hosted.id} of ${hosted.agent}: ${prompt}`);
-  void vscode.window.setStatusBarMessage(`Agent Policy: ${hosted.agent} is running`, 3000);
+  void vscode.window.setStatusBarMessage(vscode.l10n.t('Agent Policy: {0} is running', hosted.agent), 3000);
 }
 
 interface CallbackPick extends vscode.QuickPickItem {
@@ -135,13 +135,14 @@ function callbackPicks(host: SessionHost, filter: (c: OpenCallback) => boolean):
     for (const [sessionId, callbacks] of groups) {
       const chain = hosted.pathOf(sessionId);
       const name = chain.map((n) => n.agent).join(' › ') || hosted.agent;
-      items.push({ label: sessionId === hosted.id ? `${name} (session ${sessionId})` : `${name} (subagent ${sessionId})`, kind: vscode.QuickPickItemKind.Separator });
+      const label = sessionId === hosted.id ? vscode.l10n.t('{0} (session {1})', name, sessionId) : vscode.l10n.t('{0} (subagent {1})', name, sessionId);
+      items.push({ label, kind: vscode.QuickPickItemKind.Separator });
       for (const c of callbacks) {
-        const earlier = hosted.fromEarlierTurn(c) ? ' · left running by an earlier turn' : '';
+        const earlier = hosted.fromEarlierTurn(c) ? ` · ${vscode.l10n.t('left running by an earlier turn')}` : '';
         items.push({
           label: `$(${CALLBACK_ICONS[c.type]}) ${callbackLabel(c)}`,
           description: callbackSummary(c),
-          detail: `${describeAsker(hosted, c)} · asked by ${describeRule(c)} · ${formatAge(Date.now() - c.openedAt)} ago${earlier}`,
+          detail: `${vscode.l10n.t('{0} · asked by {1} · {2} ago', describeAsker(hosted, c), describeRule(c), formatAge(Date.now() - c.openedAt))}${earlier}`,
           callback: c,
           hosted,
         });
@@ -154,12 +155,12 @@ function callbackPicks(host: SessionHost, filter: (c: OpenCallback) => boolean):
 async function answerPending(ctx: CommandContext): Promise<void> {
   const items = callbackPicks(ctx.host, () => true);
   if (items.length === 0) {
-    void vscode.window.showInformationMessage('Agent Policy: nothing is waiting for an answer.');
+    void vscode.window.showInformationMessage(nothingWaiting());
     return;
   }
   const picked = await vscode.window.showQuickPick(items, {
-    title: 'Agent Policy: Answer Pending Approval',
-    placeHolder: 'Pick what to answer',
+    title: vscode.l10n.t('Agent Policy: Answer Pending Approval'),
+    placeHolder: vscode.l10n.t('Pick what to answer'),
     matchOnDescription: true,
     matchOnDetail: true,
   });
@@ -199,9 +200,9 @@ async function findOpenCallback<T extends OpenCallback['type']>(
 /** An MCP server's request for input, from the tree, a notification or the palette. */
 async function respond(ctx: CommandContext, callbackId: string | undefined): Promise<void> {
   const callback = await findOpenCallback(ctx, 'elicitation', callbackId, {
-    title: 'Agent Policy: Respond to a Request for Input',
-    none: 'Agent Policy: no request for input is waiting.',
-    gone: ALREADY_ANSWERED,
+    title: vscode.l10n.t('Agent Policy: Respond to a Request for Input'),
+    none: vscode.l10n.t('Agent Policy: no request for input is waiting.'),
+    gone: alreadyAnswered(),
   });
   if (callback) await answerElicitation(ctx.host, ctx.log, callback);
 }
@@ -209,17 +210,26 @@ async function respond(ctx: CommandContext, callbackId: string | undefined): Pro
 /** A result held for review, from the tree (Pass, Withhold, Show) or the palette (picked). */
 async function reviewResult(ctx: CommandContext, callbackId: string | undefined, action: ReviewAction): Promise<void> {
   const callback = await findOpenCallback(ctx, 'result-review', callbackId, {
-    title: 'Agent Policy: Review a Held Result',
-    none: 'Agent Policy: no result is held for review.',
-    gone: ALREADY_REVIEWED,
+    title: vscode.l10n.t('Agent Policy: Review a Held Result'),
+    none: vscode.l10n.t('Agent Policy: no result is held for review.'),
+    gone: alreadyReviewed(),
   });
   if (callback) await answerResultReview(ctx.host, ctx.log, callback, action);
+}
+
+function nothingWaiting(): string {
+  return vscode.l10n.t('Agent Policy: nothing is waiting for an answer.');
+}
+
+/** The title and placeholder of the quick pick that answers an approval. */
+function answerPickTexts(callback: OpenApproval): { title: string; placeHolder: string } {
+  return { title: vscode.l10n.t('Agent Policy: {0}', callback.request.tool.id), placeHolder: vscode.l10n.t('{0}: {1}', callback.agent, callbackSummary(callback)) };
 }
 
 async function answerApproval(ctx: CommandContext, callback: OpenApproval): Promise<void> {
   const answer = await vscode.window.showQuickPick(
     approvalChoices(callback.request).map((choice) => ({ label: `${choiceIcon(choice)} ${choiceLabel(choice)}`, description: choiceDescription(choice), choice })),
-    { title: `Agent Policy: ${callback.request.tool.id}`, placeHolder: `${callback.agent}: ${callbackSummary(callback)}` },
+    answerPickTexts(callback),
   );
   if (!answer) return;
   if (await answerCallback(ctx.host, ctx.log, callback.id, answerFor(answer.choice))) walkthroughStepDone('answeredFromPalette');
@@ -227,16 +237,16 @@ async function answerApproval(ctx: CommandContext, callback: OpenApproval): Prom
 
 /** The tree's Allow for a While…: the time-limited grants the approval's rule lets a person give. */
 async function allowForAWhile(ctx: CommandContext, callbackId: string | undefined): Promise<void> {
-  const callback = await findOpenCallback(ctx, 'approval', callbackId, { title: 'Agent Policy: Allow for a While', none: 'Agent Policy: nothing is waiting for an answer.', gone: ALREADY_ANSWERED });
+  const callback = await findOpenCallback(ctx, 'approval', callbackId, { title: vscode.l10n.t('Agent Policy: Allow for a While'), none: nothingWaiting(), gone: alreadyAnswered() });
   if (!callback) return;
   const timed = approvalChoices(callback.request).filter((c) => c.startsWith('allow-for-'));
   if (timed.length === 0) {
-    void vscode.window.showInformationMessage('Agent Policy: this call can only be allowed once (its rule says remember: never, a hook asks, the workspace is untrusted, or the managed controls allow no longer grant).');
+    void vscode.window.showInformationMessage(vscode.l10n.t('Agent Policy: this call can only be allowed once (its rule says remember: never, a hook asks, the workspace is untrusted, or the managed controls allow no longer grant).'));
     return;
   }
   const picked = await vscode.window.showQuickPick(
     timed.map((choice) => ({ label: `${choiceIcon(choice)} ${choiceLabel(choice)}`, description: choiceDescription(choice), choice })),
-    { title: `Agent Policy: ${callback.request.tool.id}`, placeHolder: `${callback.agent}: ${callbackSummary(callback)}` },
+    answerPickTexts(callback),
   );
   if (picked) await answerCallback(ctx.host, ctx.log, callback.id, answerFor(picked.choice));
 }
@@ -248,29 +258,29 @@ async function revokeGrant(ctx: CommandContext, arg: unknown): Promise<void> {
   if (!grant) {
     const items = ctx.host.sessions().flatMap((hosted) => hosted.grants().map(({ grant: g }) => ({
       label: `$(${g.expiresAt === undefined ? 'unlock' : 'watch'}) ${g.label}`,
-      description: `${g.toolId} · ${g.expiresAt === undefined ? 'for the session' : `${formatTimeLeft(g.expiresAt - Date.now())} left`}`,
+      description: `${g.toolId} · ${g.expiresAt === undefined ? vscode.l10n.t('for the session') : vscode.l10n.t('{0} left', formatTimeLeft(g.expiresAt - Date.now()))}`,
       detail: hosted.agent,
       grant: g,
     })));
     if (items.length === 0) {
-      void vscode.window.showInformationMessage('Agent Policy: no grant is in force.');
+      void vscode.window.showInformationMessage(vscode.l10n.t('Agent Policy: no grant is in force.'));
       return;
     }
-    grant = (await vscode.window.showQuickPick(items, { title: 'Agent Policy: Revoke Grant', placeHolder: 'Pick a grant to take back; its calls are asked again' }))?.grant;
+    grant = (await vscode.window.showQuickPick(items, { title: vscode.l10n.t('Agent Policy: Revoke Grant'), placeHolder: vscode.l10n.t('Pick a grant to take back; its calls are asked again') }))?.grant;
     if (!grant) return;
   }
   if (ctx.host.revokeGrant(grant.id)) ctx.log.info(`revoked grant ${grant.id}: ${grant.toolId} ${grant.label}`);
-  else void vscode.window.showInformationMessage('Agent Policy: that grant had already lapsed or been revoked.');
+  else void vscode.window.showInformationMessage(vscode.l10n.t('Agent Policy: that grant had already lapsed or been revoked.'));
 }
 
 /** A sign-in names every source it asks for: each is answered connected or denied. */
 async function signIn(ctx: CommandContext, callbackId: string | undefined): Promise<void> {
-  const none = 'Agent Policy: no sign-in is waiting.';
-  const callback = await findOpenCallback(ctx, 'sign-in', callbackId, { title: 'Agent Policy: Answer Pending Sign-In', none, gone: none });
+  const none = vscode.l10n.t('Agent Policy: no sign-in is waiting.');
+  const callback = await findOpenCallback(ctx, 'sign-in', callbackId, { title: vscode.l10n.t('Agent Policy: Answer Pending Sign-In'), none, gone: none });
   if (!callback) return;
   const picks = await vscode.window.showQuickPick(
     callback.sources.map((s) => ({ label: s.name, description: `${s.source} ${s.id} · ${s.mode}`, picked: false, id: s.id, source: s.source })),
-    { title: 'Agent Policy: Sign In', placeHolder: 'Check each source you have connected; the others are answered as denied', canPickMany: true },
+    { title: vscode.l10n.t('Agent Policy: Sign In'), placeHolder: vscode.l10n.t('Check each source you have connected; the others are answered as denied'), canPickMany: true },
   );
   if (!picks) return;
   // An MCP server is signed in to by giving the inputs its configuration needs (a token): escaped, nothing is answered.
@@ -287,16 +297,16 @@ async function pickSession(ctx: CommandContext, title: string, filter: (h: Liste
   const sessions = ctx.host.sessions().filter(filter);
   if (sessions.length <= 1) return sessions[0];
   const picked = await vscode.window.showQuickPick(
-    sessions.reverse().map((h) => ({ label: h.agent, description: `${h.state} · ${h.prompt}`, detail: `session ${h.id}`, hosted: h })),
+    sessions.reverse().map((h) => ({ label: h.agent, description: `${sessionState(h.state)} · ${h.prompt}`, detail: vscode.l10n.t('session {0}', h.id), hosted: h })),
     { title },
   );
   return picked?.hosted;
 }
 
 async function showTranscript(ctx: CommandContext, sessionId: string | undefined): Promise<void> {
-  const hosted = sessionId ? ctx.host.get(sessionId) : await pickSession(ctx, 'Agent Policy: Show Session Transcript', () => true);
+  const hosted = sessionId ? ctx.host.get(sessionId) : await pickSession(ctx, vscode.l10n.t('Agent Policy: Show Session Transcript'), () => true);
   if (!hosted) {
-    void vscode.window.showInformationMessage('Agent Policy: no session has run in this window.');
+    void vscode.window.showInformationMessage(vscode.l10n.t('Agent Policy: no session has run in this window.'));
     return;
   }
   const doc = await vscode.workspace.openTextDocument(Transcripts.uri(hosted.id, hosted.agent));
@@ -304,7 +314,7 @@ async function showTranscript(ctx: CommandContext, sessionId: string | undefined
 }
 
 async function cancelSession(ctx: CommandContext, sessionId: string | undefined): Promise<void> {
-  const hosted = sessionId ? ctx.host.get(sessionId) : await pickSession(ctx, 'Agent Policy: Cancel Agent Session', (h) => h.state === 'running');
+  const hosted = sessionId ? ctx.host.get(sessionId) : await pickSession(ctx, vscode.l10n.t('Agent Policy: Cancel Agent Session'), (h) => h.state === 'running');
   if (!hosted) return;
   await ctx.host.cancel(hosted.id);
   ctx.log.info(`cancelled session ${hosted.id}`);

@@ -3,6 +3,7 @@
 // activate() returns and hands it what activation created (the log, the status bar item, the
 // Open Callbacks view); the commands registered there run the handlers startCore returns.
 import * as path from 'node:path';
+import * as l10n from '@vscode/l10n';
 import * as vscode from 'vscode';
 import { initShellParser } from '../policy/shellParser.js';
 import { FileAuditLog } from '../runtime/audit.js';
@@ -55,6 +56,9 @@ export interface Core {
 /** Loads the policy layers and the audit journal, and wires the engine and the runtime to the editor. */
 export function startCore(shell: Shell): Core {
   const { context, log, status, callbacks, workspaceFolder } = shell;
+  // describe.ts's strings (plain functions, tested in plain Node) go through @vscode/l10n: hand it
+  // the bundle VS Code loaded for the window's language (none for English) before any is made.
+  if (vscode.l10n.bundle) l10n.config({ contents: vscode.l10n.bundle });
   const policy = new PolicyService(workspaceFolder, log, context.workspaceState);
   // The audit log lives in the workspace's storage; it is also the journal a reload reads.
   const storage = context.storageUri?.fsPath ?? context.globalStorageUri.fsPath;
@@ -118,7 +122,7 @@ export function startCore(shell: Shell): Core {
       const allowed = context.workspaceState.get<string[]>(MCP_CONSENT_KEY, []);
       await context.workspaceState.update(MCP_CONSENT_KEY, undefined);
       log.info(`forgot ${allowed.length} MCP server approval(s)`);
-      void vscode.window.showInformationMessage(`Agent Policy: forgot ${allowed.length} MCP server approval(s); each server asks again before it next starts.`);
+      void vscode.window.showInformationMessage(vscode.l10n.t('Agent Policy: forgot {0} MCP server approval(s); each server asks again before it next starts.', allowed.length));
     },
   };
   return { commands, host, api: async () => ({ runtime: await import('../entries/runtime.js'), host }) };

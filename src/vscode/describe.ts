@@ -1,4 +1,7 @@
-// How callbacks are named to a person: in notifications, the tree and the quick pick.
+// How callbacks are named to a person: in notifications, the tree and the quick pick. Plain
+// functions tested in plain Node, so their strings go through @vscode/l10n (English there; core.ts
+// hands it VS Code's bundle): the same keys as vscode.l10n.t, in the same l10n/bundle.l10n.json.
+import * as l10n from '@vscode/l10n';
 import type { OpenCallback } from '../runtime/answers.js';
 import { summarizeInput } from '../runtime/audit.js';
 import type { PolicyDecision } from '../policy/policy.js';
@@ -10,19 +13,34 @@ import type { ListedSession } from '../runtime/listedSession.js';
 export function callbackSummary(c: OpenCallback): string {
   if (c.type === 'approval') return summarizeInput(c.request.input, 80);
   if (c.type === 'elicitation') return defang(summarizeInput(c.request.message, 80));
-  if (c.type === 'result-review') return `${summarizeInput(c.request.input, 80)} · result of ${c.request.chars} characters`;
+  if (c.type === 'result-review') return l10n.t('{0} · result of {1} characters', summarizeInput(c.request.input, 80), c.request.chars);
   return c.sources.map((s) => `${s.name} (${s.mode})`).join(', ');
 }
 
 export const CALLBACK_ICONS: Record<OpenCallback['type'], string> = { approval: 'question', 'sign-in': 'account', elicitation: 'comment-discussion', 'result-review': 'eye' };
-export const CALLBACK_KINDS: Record<OpenCallback['type'], string> = { approval: 'Approval', 'sign-in': 'Sign-in', elicitation: 'Request for input', 'result-review': 'Result review' };
+/** "Approval", "Sign-in", "Request for input", "Result review". */
+export function callbackKind(type: OpenCallback['type']): string {
+  if (type === 'approval') return l10n.t('Approval');
+  if (type === 'sign-in') return l10n.t('Sign-in');
+  if (type === 'elicitation') return l10n.t('Request for input');
+  return l10n.t('Result review');
+}
 
 /** The label of a callback in the tree and the quick pick. */
 export function callbackLabel(c: OpenCallback): string {
   if (c.type === 'approval') return c.request.tool.id;
-  if (c.type === 'elicitation') return `${c.request.source.name} asks for input`;
-  if (c.type === 'result-review') return `Review result: ${c.request.tool.id}`;
-  return `Sign in: ${c.sources.map((s) => s.name).join(', ')}`;
+  if (c.type === 'elicitation') return l10n.t('{0} asks for input', c.request.source.name);
+  if (c.type === 'result-review') return l10n.t('Review result: {0}', c.request.tool.id);
+  return l10n.t('Sign in: {0}', c.sources.map((s) => s.name).join(', '));
+}
+
+/** A session's state as the tree and the quick picks show it. */
+export function sessionState(state: ListedSession['state']): string {
+  if (state === 'running') return l10n.t('running');
+  if (state === 'completed') return l10n.t('completed');
+  if (state === 'failed') return l10n.t('failed');
+  if (state === 'cancelled') return l10n.t('cancelled');
+  return l10n.t('external');
 }
 
 /**
@@ -46,27 +64,33 @@ export function describeAsker(hosted: ListedSession, c: OpenCallback): string {
 
 /** The rule that asked, with its reason: `rule "edit-src" (.agentpolicy.jsonc:15): the agent wants to change the code`. */
 export function describeRule(c: OpenCallback): string {
-  if (c.type === 'sign-in') return 'a sign-in';
-  if (c.type === 'elicitation') return `the MCP server ${c.request.source.name}${c.request.toolId ? ` while running ${c.request.toolId}` : ''}`;
-  if (c.type !== 'result-review' && c.request.hook) return `the ${c.request.hook} hook`;
+  if (c.type === 'sign-in') return l10n.t('a sign-in');
+  if (c.type === 'elicitation') {
+    return c.request.toolId ? l10n.t('the MCP server {0} while running {1}', c.request.source.name, c.request.toolId) : l10n.t('the MCP server {0}', c.request.source.name);
+  }
+  if (c.type !== 'result-review' && c.request.hook) return l10n.t('the {0} hook', c.request.hook);
   const d = c.request.decision;
-  if (!d) return 'the policy';
+  if (!d) return l10n.t('the policy');
+  // The layer (managed, workspace, user) is the policy format's word for it, as the files say.
   const where = d.rule
-    ? `${d.rule.layer} rule ${d.rule.id !== null ? `"${d.rule.id}"` : d.rule.index + 1} (${d.rule.file.split(/[\\/]/).pop()}:${d.rule.line})`
-    : d.defaultFrom ? `the ${d.defaultFrom} policy's default` : 'the default';
+    ? l10n.t('{0} rule {1} ({2}:{3})', d.rule.layer, d.rule.id !== null ? `"${d.rule.id}"` : d.rule.index + 1, d.rule.file.split(/[\\/]/).pop() ?? '', d.rule.line)
+    : d.defaultFrom ? l10n.t("the {0} policy's default", d.defaultFrom) : l10n.t('the default');
   // A call of several parts: say which part asked (the others were allowed, asked too, or are granted already).
   const granted: readonly string[] = c.type === 'approval' ? (c.request.grantedParts ?? []) : [];
   const asking = d.parts?.filter((p) => p.decision === d.decision && !granted.includes(p.part)) ?? [];
-  const already = granted.length > 0 ? `; ${granted.map((p) => JSON.stringify(p)).join(', ')} already granted` : '';
-  const part = asking.length > 0 ? ` for ${asking.map((p) => JSON.stringify(p.part)).join(', ')} (${asking.length} of ${d.parts!.length} parts${already})` : '';
+  const already = granted.length > 0 ? l10n.t('; {0} already granted', granted.map((p) => JSON.stringify(p)).join(', ')) : '';
+  const part = asking.length > 0 ? ` ${l10n.t('for {0} ({1} of {2} parts{3})', asking.map((p) => JSON.stringify(p.part)).join(', '), asking.length, d.parts!.length, already)}` : '';
   return `${where}${part}${d.reason ? `: ${d.reason}` : ''}`;
 }
 
 /** For a command: how it would run if allowed (` If allowed, it runs sandboxed, with network.`). */
 export function sandboxSentence(sandbox: CommandSandboxReport | undefined): string {
   if (!sandbox) return '';
-  if (!sandbox.sandboxed) return ' If allowed, it runs NOT sandboxed.';
-  return ` If allowed, it runs sandboxed, ${sandbox.network ? 'with' : 'without'} network${sandbox.protectedWritable ? ', protected files writable' : ''}.`;
+  if (!sandbox.sandboxed) return ` ${l10n.t('If allowed, it runs NOT sandboxed.')}`;
+  if (sandbox.protectedWritable) {
+    return ` ${sandbox.network ? l10n.t('If allowed, it runs sandboxed, with network, protected files writable.') : l10n.t('If allowed, it runs sandboxed, without network, protected files writable.')}`;
+  }
+  return ` ${sandbox.network ? l10n.t('If allowed, it runs sandboxed, with network.') : l10n.t('If allowed, it runs sandboxed, without network.')}`;
 }
 
 /**
@@ -79,40 +103,47 @@ export function explainSandbox(toolId: string, decision: PolicyDecision): string
   // A command a person allowed runs sandboxed (where the decision says so) with the network on.
   const asked = decision.decision === 'ask';
   const how = !s
-    ? 'not sandboxed (the decision names no sandbox)'
-    : !s.sandboxed ? 'NOT sandboxed' : `sandboxed, ${s.network || asked ? 'with' : 'without'} network`;
-  return `Sandbox: ${asked ? 'if a person allows it, it runs' : 'it runs'} ${how}. ${describeSandbox()}`;
+    ? l10n.t('not sandboxed (the decision names no sandbox)')
+    : !s.sandboxed ? l10n.t('NOT sandboxed') : s.network || asked ? l10n.t('sandboxed, with network') : l10n.t('sandboxed, without network');
+  // describeSandbox() is the runtime's (English, also the CLI's): passed through.
+  return asked ? l10n.t('Sandbox: if a person allows it, it runs {0}. {1}', how, describeSandbox()) : l10n.t('Sandbox: it runs {0}. {1}', how, describeSandbox());
 }
 
 export function formatAge(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s}s`;
+  if (s < 60) return l10n.t('{0}s', s);
   const m = Math.round(s / 60);
-  if (m < 60) return `${m}m`;
-  return `${Math.round(m / 60)}h`;
+  if (m < 60) return l10n.t('{0}m', m);
+  return l10n.t('{0}h', Math.round(m / 60));
 }
 
 /** A grant's time left, rounded up so that it never shows less than remains: "14m", "59s", "1h 5m". */
 export function formatTimeLeft(ms: number): string {
   const s = Math.max(0, Math.ceil(ms / 1000));
-  if (s < 60) return `${s}s`;
+  if (s < 60) return l10n.t('{0}s', s);
   const m = Math.ceil(s / 60);
-  return m < 60 ? `${m}m` : `${Math.floor(m / 60)}h${m % 60 ? ` ${m % 60}m` : ''}`;
+  if (m < 60) return l10n.t('{0}m', m);
+  return m % 60 ? l10n.t('{0}h {1}m', Math.floor(m / 60), m % 60) : l10n.t('{0}h', m / 60);
 }
 
 /** The notification text for one ask. */
 export function askMessage(hosted: ListedSession, c: OpenCallback): string {
   // Every part may come from a server, an agent or a workspace file (tool ids, inputs, reasons): the whole text is defanged.
-  if (c.type === 'sign-in') return defang(`Agent Policy: ${describeAsker(hosted, c)} needs a sign-in to ${callbackSummary(c)}.`);
+  if (c.type === 'sign-in') return defang(l10n.t('Agent Policy: {0} needs a sign-in to {1}.', describeAsker(hosted, c), callbackSummary(c)));
   if (c.type === 'elicitation') {
-    return defang(`Agent Policy: the MCP server ${c.request.source.name} asks for input${c.request.toolId ? ` (${describeAsker(hosted, c)} is running ${c.request.toolId})` : ''}: "${callbackSummary(c)}"`);
+    return defang(c.request.toolId
+      ? l10n.t('Agent Policy: the MCP server {0} asks for input ({1} is running {2}): "{3}"', c.request.source.name, describeAsker(hosted, c), c.request.toolId, callbackSummary(c))
+      : l10n.t('Agent Policy: the MCP server {0} asks for input: "{1}"', c.request.source.name, callbackSummary(c)));
   }
   if (c.type === 'result-review') {
-    const failed = c.request.ok ? '' : ' (it failed; its error is the result)';
-    return defang(`Agent Policy: review the result of ${c.request.tool.id} before ${describeAsker(hosted, c)} sees it: ${summarizeInput(c.request.input, 80)}, ${c.request.chars} characters${failed} — held by ${describeRule(c)}.`);
+    const args = [c.request.tool.id, describeAsker(hosted, c), summarizeInput(c.request.input, 80), c.request.chars, describeRule(c)];
+    return defang(c.request.ok
+      ? l10n.t('Agent Policy: review the result of {0} before {1} sees it: {2}, {3} characters — held by {4}.', ...args)
+      : l10n.t('Agent Policy: review the result of {0} before {1} sees it: {2}, {3} characters (it failed; its error is the result) — held by {4}.', ...args));
   }
-  // Managed controls: why no longer grant is offered than the buttons show.
+  // Managed controls: why no longer grant is offered than the buttons show (the engine's sentence, English).
   const capped = c.request.decision?.ask?.cappedBy;
   const cap = capped !== undefined ? ` ${capped.charAt(0).toUpperCase()}${capped.slice(1)}.` : '';
-  return defang(`Agent Policy: ${describeAsker(hosted, c)} wants to run ${c.request.tool.id}: ${callbackSummary(c)} — asked by ${describeRule(c)}.${sandboxSentence(c.request.sandbox)}${cap}`);
+  const ask = l10n.t('Agent Policy: {0} wants to run {1}: {2} — asked by {3}.', describeAsker(hosted, c), c.request.tool.id, callbackSummary(c), describeRule(c));
+  return defang(`${ask}${sandboxSentence(c.request.sandbox)}${cap}`);
 }

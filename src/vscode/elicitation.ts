@@ -9,19 +9,22 @@ import type { Log } from './log.js';
 
 type Action = 'respond' | 'decline' | 'cancel';
 
-export const ELICITATION_ACTIONS: Record<Action, string> = { respond: 'Respond…', decline: 'Decline', cancel: 'Cancel' };
+export function elicitationActions(): Record<Action, string> {
+  return { respond: vscode.l10n.t('Respond…'), decline: vscode.l10n.t('Decline'), cancel: vscode.l10n.t('Cancel') };
+}
 
 /** Asks what to do, fills the form when responding, and answers. Escape at any step leaves the request open. */
 export async function answerElicitation(host: SessionHost, log: Log, callback: OpenElicitation, action?: Action): Promise<void> {
   const { request } = callback;
   if (!action) {
+    const actions = elicitationActions();
     const picked = await vscode.window.showQuickPick(
       [
-        { label: `$(edit) ${ELICITATION_ACTIONS.respond}`, description: 'fill in the form and send it to the server', action: 'respond' as const },
-        { label: `$(close) ${ELICITATION_ACTIONS.decline}`, description: 'tell the server no', action: 'decline' as const },
-        { label: `$(circle-slash) ${ELICITATION_ACTIONS.cancel}`, description: 'dismiss without choosing', action: 'cancel' as const },
+        { label: `$(edit) ${actions.respond}`, description: vscode.l10n.t('fill in the form and send it to the server'), action: 'respond' as const },
+        { label: `$(close) ${actions.decline}`, description: vscode.l10n.t('tell the server no'), action: 'decline' as const },
+        { label: `$(circle-slash) ${actions.cancel}`, description: vscode.l10n.t('dismiss without choosing'), action: 'cancel' as const },
       ],
-      { title: `Agent Policy: ${request.source.name} asks`, placeHolder: request.message, ignoreFocusOut: true },
+      { title: vscode.l10n.t('Agent Policy: {0} asks', request.source.name), placeHolder: request.message, ignoreFocusOut: true },
     );
     if (!picked) return;
     action = picked.action;
@@ -48,13 +51,13 @@ async function fillForm(callback: OpenElicitation): Promise<Record<string, strin
 
 /** null: the person escaped. undefined: an optional field left empty. */
 async function askField(callback: OpenElicitation, form: FormField, step: number, steps: number): Promise<string | number | boolean | undefined | null> {
-  const title = `Agent Policy: ${callback.request.source.name} asks (${step}/${steps})`;
+  const title = vscode.l10n.t('Agent Policy: {0} asks ({1}/{2})', callback.request.source.name, step, steps);
   const detail = typeof form.field.description === 'string' ? form.field.description : undefined;
   const choices = form.field.type === 'boolean' ? ['yes', 'no'] : form.field.enum;
   if (choices) {
     const names = Array.isArray(form.field.enumNames) ? form.field.enumNames : undefined;
     const items = choices.map((value, i) => ({ label: names?.[i] ?? value, description: names?.[i] ? value : '', value }));
-    if (!form.required) items.push({ label: '(no answer)', description: '', value: '' });
+    if (!form.required) items.push({ label: vscode.l10n.t('(no answer)'), description: '', value: '' });
     const picked = await vscode.window.showQuickPick(items, { title, placeHolder: `${form.label}${detail ? ` — ${detail}` : ''}`, ignoreFocusOut: true });
     if (!picked) return null;
     const read = readField(form, picked.value);
@@ -63,7 +66,7 @@ async function askField(callback: OpenElicitation, form: FormField, step: number
   const initial = defaultText(form);
   const text = await vscode.window.showInputBox({
     title,
-    prompt: `${form.label}${form.required ? '' : ' (optional)'}${detail ? ` — ${detail}` : ''}`,
+    prompt: `${form.required ? form.label : vscode.l10n.t('{0} (optional)', form.label)}${detail ? ` — ${detail}` : ''}`,
     ...(initial !== undefined ? { value: initial } : {}),
     password: form.field.format === 'password',
     ignoreFocusOut: true,

@@ -78,8 +78,9 @@ export function activate(context: vscode.ExtensionContext): Promise<AgentPolicyA
     (loaded) => loaded.api(),
     (error: unknown) => {
       log.error('the engine could not be loaded', error);
-      callbacks.view.message = 'Agent Policy could not start: see Agent Policy: Show Log.';
-      void vscode.window.showErrorMessage(`Agent Policy could not start: ${error instanceof Error ? error.message : String(error)}`, 'Open Output').then((picked) => {
+      callbacks.view.message = vscode.l10n.t('Agent Policy could not start: see Agent Policy: Show Log.');
+      const message = vscode.l10n.t('Agent Policy could not start: {0}', error instanceof Error ? error.message : String(error));
+      void vscode.window.showErrorMessage(message, vscode.l10n.t('Open Output')).then((picked) => {
         if (picked) log.channel.show();
       });
       return undefined;

@@ -10,8 +10,6 @@ import { HOST_AGENTS, HOSTS, type HostAgent } from '../hooks/hostAgents.js';
 import type { Log } from './log.js';
 import { walkthroughStepDone } from './walkthroughSteps.js';
 
-const TITLE = 'Agent Policy: Govern Other Agents in This Folder';
-
 interface HostItem extends vscode.QuickPickItem {
   host: HostAgent;
 }
@@ -33,8 +31,8 @@ export async function governOtherAgents(workspaceFolder: string, log: Log): Prom
     iconPath: new vscode.ThemeIcon(installed.includes(host) ? 'shield' : 'circle-outline'),
   }));
   const picked = await vscode.window.showQuickPick(items, {
-    title: TITLE,
-    placeHolder: 'The agents whose every tool call asks .agentpolicy.jsonc first (unpick one to take its hook out)',
+    title: vscode.l10n.t('Agent Policy: Govern Other Agents in This Folder'),
+    placeHolder: vscode.l10n.t('The agents whose every tool call asks {0} first (unpick one to take its hook out)', '.agentpolicy.jsonc'),
     canPickMany: true,
     ignoreFocusOut: true,
     matchOnDetail: true,
@@ -55,16 +53,22 @@ export async function governOtherAgents(workspaceFolder: string, log: Log): Prom
   if (governed.length > 0) walkthroughStepDone('governed');
   for (const host of governed) log.info(`hooks: ${HOSTS[host].label}: ${HOST_SETUP_NOTES[host]}`);
   const names = governed.map((h) => HOSTS[h].label).join(', ');
+  const files = changed.map((c) => c.relativePath).join(', ');
   const summary = changed.length === 0
-    ? `Agent Policy: nothing to change; ${governed.length === 0 ? 'no other agent is governed in this folder' : `it governs ${names}`}.`
-    : `Agent Policy: ${governed.length === 0 ? 'no other agent is governed in this folder any more' : `governs ${names} in this folder`} (${changed.map((c) => c.relativePath).join(', ')}). Commit these files to share them.`;
-  const details = 'Show Details';
+    ? governed.length === 0 ? vscode.l10n.t('Agent Policy: nothing to change; no other agent is governed in this folder.') : vscode.l10n.t('Agent Policy: nothing to change; it governs {0}.', names)
+    : governed.length === 0
+      ? vscode.l10n.t('Agent Policy: no other agent is governed in this folder any more ({0}). Commit these files to share them.', files)
+      : vscode.l10n.t('Agent Policy: governs {0} in this folder ({1}). Commit these files to share them.', names, files);
+  const details = vscode.l10n.t('Show Details');
   if (governed.length > 0 && !launcherOnPath(DEFAULT_HOOK_LAUNCHER)) {
     log.warn(`hooks: "${DEFAULT_HOOK_LAUNCHER}" is not on this PATH: ${LAUNCHER_HINT}`);
     const labels = (blocks: boolean): string => governed.filter((h) => BLOCKS_WHEN_HOOK_CANNOT_START[h] === blocks).map((h) => HOSTS[h].label).join(', ');
-    const effects = [labels(true) && `${labels(true)} refuse every tool call`, labels(false) && `${labels(false)} run unguarded`].filter(Boolean).join(' and ');
+    const [refuse, unguarded] = [labels(true), labels(false)];
+    const effects = refuse && unguarded
+      ? vscode.l10n.t('{0} refuse every tool call and {1} run unguarded', refuse, unguarded)
+      : refuse ? vscode.l10n.t('{0} refuse every tool call', refuse) : vscode.l10n.t('{0} run unguarded', unguarded);
     const answer = await vscode.window.showWarningMessage(
-      `${summary} The hooks run "${DEFAULT_HOOK_LAUNCHER}", which is not on this PATH: until it is, ${effects}. Install it with: npm install -g agent-policy`,
+      `${summary} ${vscode.l10n.t('The hooks run "{0}", which is not on this PATH: until it is, {1}. Install it with: {2}', DEFAULT_HOOK_LAUNCHER, effects, 'npm install -g agent-policy')}`,
       details,
     );
     if (answer === details) log.channel.show();
@@ -76,8 +80,8 @@ export async function governOtherAgents(workspaceFolder: string, log: Log): Prom
 
 async function showFailure(workspaceFolder: string, error: unknown, log: Log): Promise<void> {
   log.error('hooks: nothing was changed', error);
-  const open = 'Open File';
+  const open = vscode.l10n.t('Open File');
   const file = error instanceof HookFileError ? error.file : undefined;
-  const answer = await vscode.window.showErrorMessage(`Agent Policy: ${error instanceof Error ? error.message : String(error)}`, ...(file ? [open] : []));
+  const answer = await vscode.window.showErrorMessage(vscode.l10n.t('Agent Policy: {0}', error instanceof Error ? error.message : String(error)), ...(file ? [open] : []));
   if (answer === open && file) await vscode.window.showTextDocument(vscode.Uri.file(path.join(workspaceFolder, ...file.split('/'))));
 }

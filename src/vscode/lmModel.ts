@@ -11,7 +11,9 @@ export interface VsCodeLanguageModelOptions {
 }
 
 /** Shown in VS Code's consent dialog, the first time this extension asks for a model. */
-const JUSTIFICATION = 'Agent Policy runs the agent session you started with this model; every tool call it makes is judged by your policy.';
+function justification(): string {
+  return vscode.l10n.t('Agent Policy runs the agent session you started with this model; every tool call it makes is judged by your policy.');
+}
 
 export class VsCodeLanguageModel implements Model {
   readonly id: string;
@@ -32,7 +34,7 @@ export class VsCodeLanguageModel implements Model {
       const chat = await this.select();
       if (request.signal.aborted) throw cancelled();
       const converted = lmRequestOf(request);
-      const options: vscode.LanguageModelChatRequestOptions = { justification: JUSTIFICATION };
+      const options: vscode.LanguageModelChatRequestOptions = { justification: justification() };
       if (converted.tools.length > 0) {
         options.tools = converted.tools;
         options.toolMode = vscode.LanguageModelChatToolMode.Auto;

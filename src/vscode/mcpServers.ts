@@ -56,10 +56,11 @@ export class WorkspaceMcpServers {
     const fingerprint = serverFingerprint(server);
     const allowed = this.workspaceState.get<string[]>(MCP_CONSENT_KEY, []);
     if (allowed.includes(fingerprint)) return true;
-    const start = 'Start Server';
+    const start = vscode.l10n.t('Start Server');
+    const how = server.type === 'stdio' ? vscode.l10n.t('It runs: {0}', launch) : vscode.l10n.t('It connects to: {0}', launch);
     const picked = await vscode.window.showWarningMessage(
-      `Agent Policy: start the MCP server "${server.name}" from .vscode/mcp.json?`,
-      { modal: true, detail: `${server.type === 'stdio' ? 'It runs' : 'It connects to'}: ${launch}\n\nThe agent's calls to its tools are judged by the policy; starting it is not. You are asked again if its configuration changes.` },
+      vscode.l10n.t('Agent Policy: start the MCP server "{0}" from {1}?', server.name, '.vscode/mcp.json'),
+      { modal: true, detail: `${how}\n\n${vscode.l10n.t("The agent's calls to its tools are judged by the policy; starting it is not. You are asked again if its configuration changes.")}` },
       start,
     );
     if (picked !== start) {
@@ -80,8 +81,8 @@ export class WorkspaceMcpServers {
     const values: Array<[string, string]> = [];
     for (const input of source.inputs) {
       const value = await vscode.window.showInputBox({
-        title: `Agent Policy: sign in to the MCP server ${source.name}`,
-        prompt: `${input.description} — sent only to ${destinationOf(source.server)}`,
+        title: vscode.l10n.t('Agent Policy: sign in to the MCP server {0}', source.name),
+        prompt: vscode.l10n.t('{0} — sent only to {1}', input.description, destinationOf(source.server)),
         // Always masked: whether an input is secret is the workspace's word.
         password: true,
         ignoreFocusOut: true,

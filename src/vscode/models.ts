@@ -61,38 +61,39 @@ export async function setApiKey(secrets: vscode.SecretStorage): Promise<void> {
   try {
     origin = originOf(endpoint.value);
   } catch (error) {
-    const open = 'Open Settings';
-    const picked = await vscode.window.showErrorMessage(`Agent Policy: the setting ${BASE_URL_SETTING} is not usable: ${error instanceof Error ? error.message : String(error)}`, open);
+    const open = vscode.l10n.t('Open Settings');
+    const picked = await vscode.window.showErrorMessage(vscode.l10n.t('Agent Policy: the setting {0} is not usable: {1}', BASE_URL_SETTING, error instanceof Error ? error.message : String(error)), open);
     if (picked === open) await vscode.commands.executeCommand('workbench.action.openSettings', BASE_URL_SETTING);
     return;
   }
   const key = secretKeyFor(endpoint.value);
   const stored = (await secrets.get(key)) !== undefined;
-  const from = endpoint.source === 'workspace' ? ' — this base URL is set by the workspace\'s settings' : '';
   const input = await vscode.window.showInputBox({
-    title: `Agent Policy: Set API Key for ${origin}`,
-    prompt: `For ${endpoint.value}${from}. Kept in VS Code's secret storage and sent only to ${origin}.`,
-    placeHolder: stored ? 'A key is stored: type a new one to replace it, or leave this empty to delete it' : 'The API key',
+    title: vscode.l10n.t('Agent Policy: Set API Key for {0}', origin),
+    prompt: endpoint.source === 'workspace'
+      ? vscode.l10n.t("For {0} — this base URL is set by the workspace's settings. Kept in VS Code's secret storage and sent only to {1}.", endpoint.value, origin)
+      : vscode.l10n.t("For {0}. Kept in VS Code's secret storage and sent only to {1}.", endpoint.value, origin),
+    placeHolder: stored ? vscode.l10n.t('A key is stored: type a new one to replace it, or leave this empty to delete it') : vscode.l10n.t('The API key'),
     password: true,
     ignoreFocusOut: true,
-    validateInput: (value) => (/\s/.test(value.trim()) ? 'An API key has no spaces' : undefined),
+    validateInput: (value) => (/\s/.test(value.trim()) ? vscode.l10n.t('An API key has no spaces') : undefined),
   });
   if (input === undefined) return;
   const value = input.trim();
   if (value === '') {
     if (!stored) {
-      void vscode.window.showInformationMessage(`Agent Policy: no API key is stored for ${origin}.`);
+      void vscode.window.showInformationMessage(vscode.l10n.t('Agent Policy: no API key is stored for {0}.', origin));
       return;
     }
-    const remove = 'Delete Key';
-    const picked = await vscode.window.showWarningMessage(`Delete the API key stored for ${origin}?`, { modal: true, detail: 'Agents using openai-compatible models there then send no key.' }, remove);
+    const remove = vscode.l10n.t('Delete Key');
+    const picked = await vscode.window.showWarningMessage(vscode.l10n.t('Delete the API key stored for {0}?', origin), { modal: true, detail: vscode.l10n.t('Agents using openai-compatible models there then send no key.') }, remove);
     if (picked !== remove) return;
     await secrets.delete(key);
-    void vscode.window.showInformationMessage(`Agent Policy: the API key for ${origin} is deleted.`);
+    void vscode.window.showInformationMessage(vscode.l10n.t('Agent Policy: the API key for {0} is deleted.', origin));
     return;
   }
   await secrets.store(key, value);
-  void vscode.window.showInformationMessage(`Agent Policy: the API key for ${origin} is stored; it is sent only to ${origin}.`);
+  void vscode.window.showInformationMessage(vscode.l10n.t('Agent Policy: the API key for {0} is stored; it is sent only to {0}.', origin));
 }
 
 interface ModelPick extends vscode.QuickPickItem {
@@ -103,7 +104,7 @@ interface ModelPick extends vscode.QuickPickItem {
 export async function selectLanguageModel(): Promise<void> {
   const models = await vscode.lm.selectChatModels();
   if (models.length === 0) {
-    void vscode.window.showInformationMessage('Agent Policy: no language model is available in VS Code. Install and sign in to an extension that provides language models (GitHub Copilot Chat, for one), or use openai-compatible:<model> with an API key.');
+    void vscode.window.showInformationMessage(vscode.l10n.t('Agent Policy: no language model is available in VS Code. Install and sign in to an extension that provides language models (GitHub Copilot Chat, for one), or use {0} with an API key.', 'openai-compatible:<model>'));
     return;
   }
   const byReference = new Map<string, vscode.LanguageModelChat>();
@@ -119,21 +120,22 @@ export async function selectLanguageModel(): Promise<void> {
     items.push({
       label: `$(sparkle) ${m.name}`,
       description: reference,
-      detail: `family ${m.family} · version ${m.version} · up to ${m.maxInputTokens} input tokens`,
+      detail: vscode.l10n.t('family {0} · version {1} · up to {2} input tokens', m.family, m.version, m.maxInputTokens),
       reference,
     });
   }
   const picked = await vscode.window.showQuickPick(items, {
-    title: 'Agent Policy: Select Language Model',
-    placeHolder: `Pick a model to copy its reference for ${AGENTS_FILE}`,
+    title: vscode.l10n.t('Agent Policy: Select Language Model'),
+    placeHolder: vscode.l10n.t('Pick a model to copy its reference for {0}', AGENTS_FILE),
     matchOnDescription: true,
   });
   if (!picked?.reference) return;
   await vscode.env.clipboard.writeText(picked.reference);
   const folder = vscode.workspace.workspaceFolders?.[0];
   const agentsFile = folder?.uri.scheme === 'file' ? path.join(folder.uri.fsPath, AGENTS_FILE) : undefined;
-  const open = `Open ${AGENTS_FILE}`;
+  const open = vscode.l10n.t('Open {0}', AGENTS_FILE);
   const buttons = agentsFile && fs.existsSync(agentsFile) ? [open] : [];
-  const answer = await vscode.window.showInformationMessage(`Agent Policy: copied ${picked.reference}. Use it in ${AGENTS_FILE} as an agent's "model": "${picked.reference}". VS Code asks you once to allow Agent Policy to use it.`, ...buttons);
+  const copied = vscode.l10n.t('Agent Policy: copied {0}. Use it in {1} as an agent\'s "model": "{0}". VS Code asks you once to allow Agent Policy to use it.', picked.reference, AGENTS_FILE);
+  const answer = await vscode.window.showInformationMessage(copied, ...buttons);
   if (answer === open && agentsFile) await vscode.window.showTextDocument(vscode.Uri.file(agentsFile));
 }

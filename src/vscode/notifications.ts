@@ -5,15 +5,13 @@ import * as vscode from 'vscode';
 import type { OpenCallback } from '../runtime/answers.js';
 import type { ListedSession } from '../runtime/listedSession.js';
 import type { SessionHost } from '../runtime/sessionHost.js';
-import { ALREADY_ANSWERED, ALREADY_REVIEWED, answerCallback, answerFor, choiceDescription, choiceIcon, choiceLabel, notificationChoices, type Choice } from './answering.js';
+import { alreadyAnswered, alreadyReviewed, answerCallback, answerFor, choiceDescription, choiceIcon, choiceLabel, notificationChoices, type Choice } from './answering.js';
 import { askMessage, defang } from './describe.js';
-import { answerElicitation, ELICITATION_ACTIONS } from './elicitation.js';
-import { answerResultReview, REVIEW_ACTIONS, showHeldResult } from './resultReview.js';
+import { answerElicitation, elicitationActions } from './elicitation.js';
+import { answerResultReview, reviewActions, showHeldResult } from './resultReview.js';
 import type { Log } from './log.js';
 import { walkthroughStepDone } from './walkthroughSteps.js';
 import { NO_CONTROLS, type ManagedControls } from '../policy/managedControls.js';
-
-const MORE = 'More…';
 
 /** How long after a first ask further asks count as the same burst. */
 const BURST_WINDOW_MS = 400;
@@ -31,8 +29,8 @@ export class Notifications implements vscode.Disposable {
     const opened = host.onDidOpenCallback((callback, hosted) => this.opened(callback, hosted));
     // A failed session says why at once (a refused key, an unknown model): the transcript alone is easy to miss.
     const failed = host.onDidFail((hosted) => {
-      const show = 'Show Transcript';
-      void vscode.window.showErrorMessage(defang(`Agent Policy: ${hosted.agent} failed: ${hosted.error}`), show).then((picked) => {
+      const show = vscode.l10n.t('Show Transcript');
+      void vscode.window.showErrorMessage(defang(vscode.l10n.t('Agent Policy: {0} failed: {1}', hosted.agent, hosted.error ?? '')), show).then((picked) => {
         if (picked) void vscode.commands.executeCommand('agentPolicy.showTranscript', hosted.id);
       });
     });
@@ -65,8 +63,9 @@ export class Notifications implements vscode.Disposable {
     if (held.length === 0) return;
     if (held.length + 1 >= this.burstSize) {
       const open = this.host.openCallbacks().length;
-      void vscode.window.showWarningMessage(`Agent Policy: ${open} approvals are waiting.`, 'Open').then((picked) => {
-        if (picked === 'Open') void vscode.commands.executeCommand('agentPolicy.focusCallbacks');
+      const openView = vscode.l10n.t('Open');
+      void vscode.window.showWarningMessage(vscode.l10n.t('Agent Policy: {0} approvals are waiting.', open), openView).then((picked) => {
+        if (picked === openView) void vscode.commands.executeCommand('agentPolicy.focusCallbacks');
       });
       return;
     }
@@ -80,26 +79,27 @@ export class Notifications implements vscode.Disposable {
   private show(callback: OpenCallback, hosted: ListedSession): void {
     this.log.info(`ask ${callback.id}: ${askMessage(hosted, callback)}`);
     if (callback.type === 'sign-in') {
-      void vscode.window.showWarningMessage(askMessage(hosted, callback), 'Sign In…').then((picked) => {
+      void vscode.window.showWarningMessage(askMessage(hosted, callback), vscode.l10n.t('Sign In…')).then((picked) => {
         if (picked) void vscode.commands.executeCommand('agentPolicy.signIn', callback.id);
       });
       return;
     }
     if (callback.type === 'elicitation') {
-      const { respond, decline } = ELICITATION_ACTIONS;
+      const { respond, decline } = elicitationActions();
       void vscode.window.showWarningMessage(askMessage(hosted, callback), respond, decline).then(async (picked) => {
         if (!picked) return;
         // Checked before the form, so nobody fills one in for a request already answered.
-        if (!this.isOpen(callback.id)) return void vscode.window.showInformationMessage(ALREADY_ANSWERED);
+        if (!this.isOpen(callback.id)) return void vscode.window.showInformationMessage(alreadyAnswered());
         await answerElicitation(this.host, this.log, callback, picked === respond ? 'respond' : 'decline');
       });
       return;
     }
     if (callback.type === 'result-review') return this.review(callback, hosted);
     const { buttons, more } = notificationChoices(callback.request);
-    const labels = [...buttons.map(choiceLabel), MORE];
+    const moreLabel = vscode.l10n.t('More…');
+    const labels = [...buttons.map(choiceLabel), moreLabel];
     void vscode.window.showWarningMessage(askMessage(hosted, callback), ...labels).then(async (picked) => {
-      if (picked === MORE) return this.more(callback.id, more);
+      if (picked === moreLabel) return this.more(callback.id, more);
       const choice = buttons.find((c) => choiceLabel(c) === picked);
       if (!choice) return;
       if (await answerCallback(this.host, this.log, callback.id, answerFor(choice))) walkthroughStepDone('answeredFromNotification');
@@ -108,10 +108,10 @@ export class Notifications implements vscode.Disposable {
 
   /** A held result: Pass / Withhold / Show; Show opens it read-only and asks again. */
   private review(callback: Extract<OpenCallback, { type: 'result-review' }>, hosted: ListedSession): void {
-    const { pass, withhold, show } = REVIEW_ACTIONS;
+    const { pass, withhold, show } = reviewActions();
     void vscode.window.showWarningMessage(askMessage(hosted, callback), pass, withhold, show).then(async (picked) => {
       if (!picked) return;
-      if (!this.isOpen(callback.id)) return void vscode.window.showInformationMessage(ALREADY_REVIEWED);
+      if (!this.isOpen(callback.id)) return void vscode.window.showInformationMessage(alreadyReviewed());
       if (picked === show) {
         await showHeldResult(callback);
         return this.review(callback, hosted);
@@ -126,11 +126,11 @@ export class Notifications implements vscode.Disposable {
       [
         ...choices.map((choice) => ({ label: `${choiceIcon(choice)} ${choiceLabel(choice)}`, description: choiceDescription(choice), choice, command: undefined })),
         // Not where the managed controls say answers add no rules (controls: addRule false).
-        ...(this.controls().addRule ? [{ label: '$(add) Allow and Add Rule…', command: 'agentPolicy.allowAndAddRule' }] : []),
-        { label: '$(info) Explain This Call', command: 'agentPolicy.explain' },
-        { label: '$(bell) Show in Open Callbacks', command: 'agentPolicy.focusCallbacks' },
+        ...(this.controls().addRule ? [{ label: `$(add) ${vscode.l10n.t('Allow and Add Rule…')}`, command: 'agentPolicy.allowAndAddRule' }] : []),
+        { label: `$(info) ${vscode.l10n.t('Explain This Call')}`, command: 'agentPolicy.explain' },
+        { label: `$(bell) ${vscode.l10n.t('Show in Open Callbacks')}`, command: 'agentPolicy.focusCallbacks' },
       ],
-      { title: 'Agent Policy: More' },
+      { title: vscode.l10n.t('Agent Policy: More') },
     );
     if (!picked) return;
     if ('choice' in picked) {

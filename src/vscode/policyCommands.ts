@@ -43,7 +43,7 @@ export async function openWorkspacePolicy(policy: PolicyService, extensionPath: 
   if (!fs.existsSync(target)) {
     const picked = await vscode.window.showQuickPick(
       examplePolicies(extensionPath).map((e) => ({ label: e.name, description: e.description, file: e.file })),
-      { title: 'Agent Policy: Open Workspace Policy', placeHolder: `There is no ${WORKSPACE_POLICY_FILE} yet: start from an example` },
+      { title: vscode.l10n.t('Agent Policy: Open Workspace Policy'), placeHolder: vscode.l10n.t('There is no {0} yet: start from an example', WORKSPACE_POLICY_FILE) },
     );
     if (!picked) return;
     // Through a WorkspaceEdit, so creating it can be undone like any edit.
@@ -76,22 +76,22 @@ export class Explanations implements vscode.TextDocumentContentProvider {
 export async function explainCall(policy: PolicyService, explanations: Explanations, from?: OpenCallback, marks: readonly string[] = []): Promise<void> {
   const approval = from?.type === 'approval' ? from : undefined;
   const toolId = await vscode.window.showInputBox({
-    title: 'Agent Policy: Explain a Tool Call',
-    prompt: 'The stable id of the tool',
+    title: vscode.l10n.t('Agent Policy: Explain a Tool Call'),
+    prompt: vscode.l10n.t('The stable id of the tool'),
     value: approval?.request.tool.id ?? 'builtin.read_file',
-    validateInput: (v) => (v.trim() ? undefined : 'a tool id such as builtin.read_file'),
+    validateInput: (v) => (v.trim() ? undefined : vscode.l10n.t('a tool id such as {0}', 'builtin.read_file')),
   });
   if (!toolId) return;
   const inputText = await vscode.window.showInputBox({
-    title: 'Agent Policy: Explain a Tool Call',
-    prompt: `The input of ${toolId}, as JSON`,
+    title: vscode.l10n.t('Agent Policy: Explain a Tool Call'),
+    prompt: vscode.l10n.t('The input of {0}, as JSON', toolId),
     value: JSON.stringify(approval?.request.input ?? { path: 'src/index.js' }),
     validateInput: (v) => {
       try {
         JSON.parse(v);
         return undefined;
       } catch (error) {
-        return `not JSON: ${(error as Error).message}`;
+        return vscode.l10n.t('not JSON: {0}', (error as Error).message);
       }
     },
   });
@@ -131,42 +131,49 @@ export function explanationMarkdown(call: ToolCall, e: Explanation, workspaceFol
   const lines = [
     `# ${e.decision.toUpperCase()}: ${call.tool.id}`,
     '',
-    `Input: \`${JSON.stringify(call.input)}\` · agent \`${call.agent}\``,
+    vscode.l10n.t('Input: {0} · agent {1}', `\`${JSON.stringify(call.input)}\``, `\`${call.agent}\``),
     '',
     `**${describeDecision(e)}**${e.rule ? ` — ${fileLink(e.rule.file, e.rule.line, workspaceFolder)}` : ''}`,
     '',
   ];
-  if (hidden) lines.push(`Hidden: ${hiddenSentence(hidden, call.agent)}.`, '');
-  if (e.reason) lines.push(`Reason: ${e.reason}`, '');
+  // The engine's sentences (hidden, warnings, reasons, the decision) are English, as the CLI's explain prints them.
+  if (hidden) lines.push(vscode.l10n.t('Hidden: {0}.', hiddenSentence(hidden, call.agent)), '');
+  if (e.reason) lines.push(vscode.l10n.t('Reason: {0}', e.reason), '');
   // Flow rules: the marks the session carried, and those this call adds if it runs.
-  if (marks.length > 0 || e.trace.some((t) => t.failed === 'when')) lines.push(`Session marks: ${marks.length > 0 ? marks.map((m) => `\`${m}\``).join(', ') : 'none'}`, '');
-  if (e.marks) lines.push(`Marks if it runs: ${e.marks.map((m) => `\`${m}\``).join(', ')}`, '');
-  if (e.review) lines.push('Review: the result waits for a person (Pass / Withhold) before the model sees it.', '');
-  if (e.lowered) lines.push('Lowered: the workspace is not trusted, so its `allow` became `ask`.', '');
+  if (marks.length > 0 || e.trace.some((t) => t.failed === 'when')) lines.push(vscode.l10n.t('Session marks: {0}', marks.length > 0 ? marks.map((m) => `\`${m}\``).join(', ') : vscode.l10n.t('none')), '');
+  if (e.marks) lines.push(vscode.l10n.t('Marks if it runs: {0}', e.marks.map((m) => `\`${m}\``).join(', ')), '');
+  if (e.review) lines.push(vscode.l10n.t('Review: the result waits for a person (Pass / Withhold) before the model sees it.'), '');
+  if (e.lowered) lines.push(vscode.l10n.t('Lowered: the workspace is not trusted, so its `allow` became `ask`.'), '');
   const sandbox = explainSandbox(call.tool.id, e);
   if (sandbox) lines.push(sandbox, '');
-  for (const w of e.warnings) lines.push(`Warning: ${w}`, '');
-  const ruleName = (rule: RuleRef): string => `${rule.layer} rule ${rule.index + 1}${rule.id !== null ? ` "${rule.id}"` : ''} (${fileLink(rule.file, rule.line, workspaceFolder)})`;
+  for (const w of e.warnings) lines.push(vscode.l10n.t('Warning: {0}', w), '');
+  const ruleName = (rule: RuleRef): string => rule.id !== null
+    ? vscode.l10n.t('{0} rule {1} "{2}" ({3})', rule.layer, rule.index + 1, rule.id, fileLink(rule.file, rule.line, workspaceFolder))
+    : vscode.l10n.t('{0} rule {1} ({2})', rule.layer, rule.index + 1, fileLink(rule.file, rule.line, workspaceFolder));
+  const [partH, ruleH, decisionH] = [vscode.l10n.t('part'), vscode.l10n.t('rule'), vscode.l10n.t('decision')];
   if (e.parts) {
-    lines.push('## Parts', '', 'Each part is judged on its own by the whole rule list; the call takes the strictest.', '', '| # | part | decision | decided by |', '| --- | --- | --- | --- |');
+    lines.push(`## ${vscode.l10n.t('Parts')}`, '', vscode.l10n.t('Each part is judged on its own by the whole rule list; the call takes the strictest.'), '', `| # | ${partH} | ${decisionH} | ${vscode.l10n.t('decided by')} |`, '| --- | --- | --- | --- |');
     e.parts.forEach((p, i) => {
-      const by = p.rule ? ruleName(p.rule) : p.defaultFrom ? `the ${p.defaultFrom} policy's default` : 'the built-in default';
+      const by = p.rule ? ruleName(p.rule) : p.defaultFrom ? vscode.l10n.t("the {0} policy's default", p.defaultFrom) : vscode.l10n.t('the built-in default');
       lines.push(`| ${i + 1} | \`${markdownCell(p.part)}\` | ${p.decision} | ${by}${p.note ? ` (${p.note})` : ''} |`);
     });
     lines.push('');
   }
-  lines.push('## Rules tested', '', 'The rules whose tools match; for a simple command, those its first word does not rule out.', '', `| ${e.parts ? 'part | ' : ''}rule | decision | result |`, `| ${e.parts ? '--- | ' : ''}--- | --- | --- |`);
+  lines.push(`## ${vscode.l10n.t('Rules tested')}`, '', vscode.l10n.t('The rules whose tools match; for a simple command, those its first word does not rule out.'), '', `| ${e.parts ? `${partH} | ` : ''}${ruleH} | ${decisionH} | ${vscode.l10n.t('result')} |`, `| ${e.parts ? '--- | ' : ''}--- | --- | --- |`);
   for (const t of e.trace) {
     const part = e.parts ? `${(t.partIndex ?? 0) + 1} | ` : '';
-    lines.push(`| ${part}${ruleName(t.rule)} | ${t.decision} | ${t.failed === null ? 'every matcher matched: it decided' : `\`${t.failed}\` did not match${t.why !== undefined ? ` (${markdownCell(t.why)})` : ''}`} |`);
+    const result = t.failed === null
+      ? vscode.l10n.t('every matcher matched: it decided')
+      : `${vscode.l10n.t('{0} did not match', `\`${t.failed}\``)}${t.why !== undefined ? ` (${markdownCell(t.why)})` : ''}`;
+    lines.push(`| ${part}${ruleName(t.rule)} | ${t.decision} | ${result} |`);
   }
-  if (e.trace.length === 0) lines.push('| (no rule names this tool) | | |');
-  if (e.rule === null) lines.push('', `No rule matched: ${e.defaultFrom ? `the ${e.defaultFrom} policy's default` : 'the built-in default (ask)'} decided.`);
+  if (e.trace.length === 0) lines.push(`| ${vscode.l10n.t('(no rule names this tool)')} | | |`);
+  if (e.rule === null) lines.push('', vscode.l10n.t('No rule matched: {0} decided.', e.defaultFrom ? vscode.l10n.t("the {0} policy's default", e.defaultFrom) : vscode.l10n.t('the built-in default (ask)')));
   // What the managed policy lets a person give or start at all, and how it narrowed this ask.
   const [heading, ...limits] = describeControls(controls);
   if (heading !== undefined) {
-    lines.push('', '## Managed controls', '', `From ${markdownCell(heading.replace(/^managed controls \((.*)\):$/, '$1'))}:`, '', ...limits.map((l) => `- ${markdownCell(l.trim())}`));
-    if (e.ask?.cappedBy !== undefined) lines.push('', `This ask: ${markdownCell(e.ask.cappedBy)}.`);
+    lines.push('', `## ${vscode.l10n.t('Managed controls')}`, '', vscode.l10n.t('From {0}:', markdownCell(heading.replace(/^managed controls \((.*)\):$/, '$1'))), '', ...limits.map((l) => `- ${markdownCell(l.trim())}`));
+    if (e.ask?.cappedBy !== undefined) lines.push('', vscode.l10n.t('This ask: {0}.', markdownCell(e.ask.cappedBy)));
   }
   return lines.join('\n');
 }
@@ -193,7 +200,7 @@ export class RuleCounts implements vscode.CodeLensProvider {
       const count = this.host.ruleCounts.get(`${rule.ref.file}#${rule.ref.index}`) ?? 0;
       const at = doc.positionAt(rule.offset);
       return new vscode.CodeLens(new vscode.Range(at, at), {
-        title: `decided ${count} call${count === 1 ? '' : 's'} in this window`,
+        title: count === 1 ? vscode.l10n.t('decided 1 call in this window') : vscode.l10n.t('decided {0} calls in this window', count),
         command: '',
       });
     });
@@ -217,7 +224,7 @@ async function approvalFrom(host: SessionHost, arg: unknown): Promise<OpenCallba
   if (open.length === 0) return undefined;
   const picked = await vscode.window.showQuickPick(
     open.map((c) => ({ label: c.type === 'approval' ? c.request.tool.id : c.id, description: c.agent, callback: c })),
-    { title: 'Agent Policy: pick an open approval' },
+    { title: vscode.l10n.t('Agent Policy: pick an open approval') },
   );
   return picked?.callback;
 }
@@ -233,28 +240,30 @@ export function policyCommands(ctx: PolicyCommandContext): Pick<CoreCommands, Po
   const showChange = async (): Promise<void> => {
     const held = policy.heldChange();
     if (!held) {
-      void vscode.window.showInformationMessage('Agent Policy: no policy change is waiting for you.');
+      void vscode.window.showInformationMessage(vscode.l10n.t('Agent Policy: no policy change is waiting for you.'));
       return;
     }
     const md = [
-      `# ${path.basename(held.file)} changed outside this editor`,
+      `# ${vscode.l10n.t('{0} changed outside this editor', path.basename(held.file))}`,
       '',
-      'These decisions would become more permissive. Until you accept, the new allows ask.',
+      vscode.l10n.t('These decisions would become more permissive. Until you accept, the new allows ask.'),
       '',
       ...held.changes.map((c) => `- ${describeChange(c)}`),
     ].join('\n');
     await vscode.commands.executeCommand('markdown.showPreview', ctx.explanations.add(md));
   };
   policy.onDidHold((held) => {
+    const [accept, show] = [vscode.l10n.t('Accept'), vscode.l10n.t('Show Changes')];
+    // describeChange is the engine's (English, as the hook and the CLI say it): passed through.
+    const changes = `${held.changes.slice(0, 2).map(describeChange).join('; ')}${held.changes.length > 2 ? '; …' : ''}`;
+    const message = held.changes.length === 1
+      ? vscode.l10n.t('Agent Policy: {0} changed outside this editor and allows more (1 decision: {1}). Its new allows ask until you accept.', path.basename(held.file), changes)
+      : vscode.l10n.t('Agent Policy: {0} changed outside this editor and allows more ({1} decisions: {2}). Its new allows ask until you accept.', path.basename(held.file), held.changes.length, changes);
     void vscode.window
-      .showWarningMessage(
-        `Agent Policy: ${path.basename(held.file)} changed outside this editor and allows more (${held.changes.length} decision${held.changes.length === 1 ? '' : 's'}: ${held.changes.slice(0, 2).map(describeChange).join('; ')}${held.changes.length > 2 ? '; …' : ''}). Its new allows ask until you accept.`,
-        'Accept',
-        'Show Changes',
-      )
+      .showWarningMessage(message, accept, show)
       .then((picked) => {
-        if (picked === 'Accept') policy.accept();
-        else if (picked === 'Show Changes') void showChange();
+        if (picked === accept) policy.accept();
+        else if (picked === show) void showChange();
       });
   });
   return {
@@ -270,7 +279,7 @@ export function policyCommands(ctx: PolicyCommandContext): Pick<CoreCommands, Po
       await ctx.ready();
       const callback = await approvalFrom(ctx.host, arg);
       if (!callback || callback.type !== 'approval') {
-        void vscode.window.showInformationMessage('Agent Policy: that approval is no longer open.');
+        void vscode.window.showInformationMessage(vscode.l10n.t('Agent Policy: that approval is no longer open.'));
         return;
       }
       await allowAndAddRule(ctx.host, policy, ctx.log, callback);

@@ -57,18 +57,18 @@ export class PolicyQuickFixes implements vscode.CodeActionProvider {
         const above = index === undefined ? undefined : shadowingRuleIndex(layer, index);
         if (index !== undefined && above !== undefined) {
           const loosens = layer.rules[index]?.decision === 'allow' && !this.controls().addRule;
-          if (!loosens) add(`Move rule ${index + 1} above rule ${above + 1}, which shadows it`, diagnostic, () => moveRuleEdit(text, index, above), true);
-          add(`Delete rule ${index + 1}, which never decides`, diagnostic, () => deleteRuleEdit(text, index));
+          if (!loosens) add(vscode.l10n.t('Move rule {0} above rule {1}, which shadows it', index + 1, above + 1), diagnostic, () => moveRuleEdit(text, index, above), true);
+          add(vscode.l10n.t('Delete rule {0}, which never decides', index + 1), diagnostic, () => deleteRuleEdit(text, index));
         }
       } else if (diagnostic.code === 'spawn-denied' && this.controls().addRule) {
         const layer = loadPolicyText(text, doc.uri.fsPath, 'workspace');
         const agentsFile = path.join(this.workspaceFolder, AGENTS_FILE);
         const agents = fs.existsSync(agentsFile) ? parseAgentsFile(fs.readFileSync(agentsFile, 'utf8'), agentsFile).value : undefined;
         const at = spawnAllowIndex(layer, spawnInfo(agents), this.workspaceFolder);
-        add('Add a rule allowing agents.spawn', diagnostic, () => addSpawnAllowEdit(text, at), true);
+        add(vscode.l10n.t('Add a rule allowing {0}', 'agents.spawn'), diagnostic, () => addSpawnAllowEdit(text, at), true);
       } else if (diagnostic.code === 'schema') {
         const name = suggestedFieldName(diagnostic.message);
-        if (name) add(`Rename the field to "${name}"`, diagnostic, () => renameFieldEdit(text, offset, doc.offsetAt(diagnostic.range.end) - offset, name), true);
+        if (name) add(vscode.l10n.t('Rename the field to "{0}"', name), diagnostic, () => renameFieldEdit(text, offset, doc.offsetAt(diagnostic.range.end) - offset, name), true);
       }
     }
     return actions;
@@ -82,16 +82,18 @@ export async function allowAndAddRule(host: SessionHost, policy: PolicyService, 
   // The managed controls may forbid it: refused here too, since a command can be run however its menus are hidden.
   const refusal = addRuleRefusal(policy.current().controls);
   if (refusal !== undefined) {
-    void vscode.window.showWarningMessage(`Agent Policy: Allow and Add Rule is not available: ${refusal}. Answer with Allow or Deny.`);
+    void vscode.window.showWarningMessage(vscode.l10n.t('Agent Policy: Allow and Add Rule is not available: {0}. Answer with Allow or Deny.', refusal));
     return;
   }
   if (callback.request.hook) {
-    void vscode.window.showWarningMessage(`Agent Policy: the ${callback.request.hook} hook asks for this call whatever the rules say; a rule cannot allow it. Answer it once.`);
+    void vscode.window.showWarningMessage(vscode.l10n.t('Agent Policy: the {0} hook asks for this call whatever the rules say; a rule cannot allow it. Answer it once.', callback.request.hook));
     return;
   }
   if (decision && !canAllowByWorkspaceRule(decision, trusted)) {
     void vscode.window.showWarningMessage(
-      trusted ? 'Agent Policy: a managed rule decides this call; a workspace rule cannot allow it.' : 'Agent Policy: in an untrusted workspace a workspace rule only asks; it cannot allow this call.',
+      trusted
+        ? vscode.l10n.t('Agent Policy: a managed rule decides this call; a workspace rule cannot allow it.')
+        : vscode.l10n.t('Agent Policy: in an untrusted workspace a workspace rule only asks; it cannot allow this call.'),
     );
     return;
   }
@@ -100,7 +102,7 @@ export async function allowAndAddRule(host: SessionHost, policy: PolicyService, 
   const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
   const layer = loadPolicyText(doc.getText(), file, 'workspace');
   if (!layer.valid) {
-    void vscode.window.showErrorMessage(`Agent Policy: ${WORKSPACE_POLICY_FILE} has errors; fix them before adding a rule.`);
+    void vscode.window.showErrorMessage(vscode.l10n.t('Agent Policy: {0} has errors; fix them before adding a rule.', WORKSPACE_POLICY_FILE));
     return;
   }
   const tool = callback.request.tool;
@@ -121,14 +123,14 @@ export async function allowAndAddRule(host: SessionHost, policy: PolicyService, 
   const suggestions = ruleSuggestions(call, { workspaceFolder: policy.workspaceFolder, existingIds, ...(decision ? { asked: decision } : {}) });
   const picked = await vscode.window.showQuickPick(
     suggestions.map((s) => ({ label: s.label, description: s.description, detail: JSON.stringify(s.rule), suggestion: s })),
-    { title: `Agent Policy: Allow and Add Rule — ${tool.id}`, placeHolder: 'How narrow should the new rule be?' },
+    { title: vscode.l10n.t('Agent Policy: Allow and Add Rule — {0}', tool.id), placeHolder: vscode.l10n.t('How narrow should the new rule be?') },
   );
   if (!picked) return;
   const options = { workspaceFolder: policy.workspaceFolder, trusted };
   const before = insertionIndex(layer, call, options, decision);
   const result = insertRuleEdit(doc.getText(), picked.suggestion.rule, before);
   if (!(await vscode.workspace.applyEdit(toWorkspaceEdit(doc, result.edits)))) {
-    void vscode.window.showErrorMessage('Agent Policy: the rule could not be inserted.');
+    void vscode.window.showErrorMessage(vscode.l10n.t('Agent Policy: the rule could not be inserted.'));
     return;
   }
   // Saved here, by the person: the change is accepted, and it applies from the next decision.

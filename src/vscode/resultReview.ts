@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import { ResultReviewAnswer, type OpenResultReview } from '../runtime/answers.js';
 import type { SessionHost } from '../runtime/sessionHost.js';
-import { ALREADY_REVIEWED, answerCallback } from './answering.js';
+import { alreadyReviewed, answerCallback } from './answering.js';
 import type { Log } from './log.js';
 
 export const HELD_RESULT_SCHEME = 'agent-policy-result';
@@ -14,13 +14,17 @@ export const HELD_RESULT_LANGUAGE = 'agent-policy-held-result';
 
 export type ReviewAction = 'pass' | 'withhold' | 'show';
 
-export const REVIEW_ACTIONS: Record<ReviewAction, string> = { pass: 'Pass', withhold: 'Withhold', show: 'Show' };
+export function reviewActions(): Record<ReviewAction, string> {
+  return { pass: vscode.l10n.t('Pass'), withhold: vscode.l10n.t('Withhold'), show: vscode.l10n.t('Show') };
+}
 
-const REVIEW_DESCRIPTIONS: Record<ReviewAction, string> = {
-  pass: 'give the agent this result',
-  withhold: 'the agent is told a person withheld it, and gets none of it',
-  show: 'read the whole result first (read-only, as plain text)',
-};
+function reviewDescriptions(): Record<ReviewAction, string> {
+  return {
+    pass: vscode.l10n.t('give the agent this result'),
+    withhold: vscode.l10n.t('the agent is told a person withheld it, and gets none of it'),
+    show: vscode.l10n.t('read the whole result first (read-only, as plain text)'),
+  };
+}
 const REVIEW_ICONS: Record<ReviewAction, string> = { pass: '$(pass)', withhold: '$(eye-closed)', show: '$(eye)' };
 
 /** The held results' text by callback id, for the read-only documents that show them. */
@@ -31,7 +35,7 @@ export class HeldResults implements vscode.TextDocumentContentProvider {
     const id = uri.path.replace(/^\//, '').replace(/\.txt$/, '');
     const open = this.host.openCallbacks().find(({ callback }) => callback.id === id)?.callback;
     // Once answered the result is gone from here: the agent has it (passed) or never will (withheld).
-    return open?.type === 'result-review' ? open.request.result : '(this result was already answered: it is no longer held here)';
+    return open?.type === 'result-review' ? open.request.result : vscode.l10n.t('(this result was already answered: it is no longer held here)');
   }
 
   static uri(callbackId: string): vscode.Uri {
@@ -51,15 +55,20 @@ export async function answerResultReview(host: SessionHost, log: Log, callback: 
   for (;;) {
     if (!action) {
       const actions: ReviewAction[] = ['pass', 'withhold', 'show'];
+      const [labels, descriptions] = [reviewActions(), reviewDescriptions()];
       const picked = await vscode.window.showQuickPick(
-        actions.map((a) => ({ label: `${REVIEW_ICONS[a]} ${REVIEW_ACTIONS[a]}`, description: REVIEW_DESCRIPTIONS[a], action: a })),
-        { title: `Agent Policy: review the result of ${callback.request.tool.id}`, placeHolder: `${callback.agent}: ${callback.request.summary} (${callback.request.chars} characters)`, ignoreFocusOut: true },
+        actions.map((a) => ({ label: `${REVIEW_ICONS[a]} ${labels[a]}`, description: descriptions[a], action: a })),
+        {
+          title: vscode.l10n.t('Agent Policy: review the result of {0}', callback.request.tool.id),
+          placeHolder: vscode.l10n.t('{0}: {1} ({2} characters)', callback.agent, callback.request.summary, callback.request.chars),
+          ignoreFocusOut: true,
+        },
       );
       if (!picked) return;
       action = picked.action;
     }
     if (action !== 'show') {
-      await answerCallback(host, log, callback.id, new ResultReviewAnswer({ action }), ALREADY_REVIEWED);
+      await answerCallback(host, log, callback.id, new ResultReviewAnswer({ action }), alreadyReviewed());
       return;
     }
     await showHeldResult(callback);

@@ -6,11 +6,11 @@ import * as vscode from 'vscode';
 export class StatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private open = 0;
-  private sandbox = 'Sandbox: checking whether commands can run sandboxed here…';
+  private sandbox = vscode.l10n.t('Sandbox: checking whether commands can run sandboxed here…');
 
   constructor() {
     this.item = vscode.window.createStatusBarItem('agentPolicy.status', vscode.StatusBarAlignment.Left, 100);
-    this.item.name = 'Agent Policy';
+    this.item.name = vscode.l10n.t('Agent Policy');
     this.item.command = 'agentPolicy.focusCallbacks';
     this.update();
     this.item.show();
@@ -31,7 +31,7 @@ export class StatusBar implements vscode.Disposable {
   private update(): void {
     const open = this.open;
     this.item.text = `$(shield) ${open}`;
-    const label = `Agent Policy: ${open} open callback${open === 1 ? '' : 's'}`;
+    const label = open === 1 ? vscode.l10n.t('Agent Policy: 1 open callback') : vscode.l10n.t('Agent Policy: {0} open callbacks', open);
     this.item.tooltip = `${label}\n${this.sandbox}`;
     this.item.accessibilityInformation = { label };
     this.item.backgroundColor = open > 0 ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;

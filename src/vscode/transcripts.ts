@@ -1,6 +1,7 @@
 // Session transcripts as read-only documents that grow while the session runs.
 import * as vscode from 'vscode';
 import type { SessionHost } from '../runtime/sessionHost.js';
+import { sessionState } from './describe.js';
 
 export const TRANSCRIPT_SCHEME = 'agent-policy-transcript';
 
@@ -30,8 +31,9 @@ export class Transcripts implements vscode.TextDocumentContentProvider, vscode.D
 
   provideTextDocumentContent(uri: vscode.Uri): string {
     const hosted = this.host.get(uri.query);
-    if (!hosted) return `No session ${uri.query} in this window.\n`;
-    return `Agent session ${hosted.id} (${hosted.agent}) — ${hosted.state}\n\n${hosted.transcript.join('\n')}\n`;
+    if (!hosted) return `${vscode.l10n.t('No session {0} in this window.', uri.query)}\n`;
+    // The transcript's lines are the runtime's (English, as the CLI prints them); only the heading is the window's.
+    return `${vscode.l10n.t('Agent session {0} ({1}) — {2}', hosted.id, hosted.agent, sessionState(hosted.state))}\n\n${hosted.transcript.join('\n')}\n`;
   }
 
   dispose(): void {

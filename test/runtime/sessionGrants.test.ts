@@ -15,6 +15,8 @@ import { loadPolicyText, Policy } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
 import { ExternalSession, type ExternalAsk } from '../../src/runtime/externalSession.js';
 import { grantableParts, SessionGrants, type GrantCall } from '../../src/runtime/sessionGrants.js';
+import type { RuntimeEvent } from '../../src/runtime/events.js';
+import { describeEvent } from '../../src/runtime/transcript.js';
 
 const MINUTE = 60_000;
 
@@ -260,6 +262,12 @@ describe('grants in a session', () => {
     const byGrant = audit.entries.filter((e) => e.event === 'decision' && e.answeredBy === 'session');
     assert.deepEqual(byGrant.map((e) => e.answer), ['allow-duration']);
     assert.equal(session.grants().length, 1, 'the second grant is in force');
+    // The transcript names the grant's end, not "(session)": the call at 10 min ran under the grant of minute 0.
+    const treeEvents = (session as unknown as { tree: { events: RuntimeEvent[] } }).tree.events;
+    const lines = treeEvents.flatMap((e) => describeEvent(e, session.id)).filter((l) => l.includes(' -> '));
+    const until = new Date(start + 15 * MINUTE);
+    const hhmm = `${String(until.getHours()).padStart(2, '0')}:${String(until.getMinutes()).padStart(2, '0')}`;
+    assert.deepEqual(lines.map((l) => l.replace(/^.* -> /, '')), ['ask (workspace <PermissionPolicy>:4)', `allow (grant until ${hhmm})`, 'ask (workspace <PermissionPolicy>:4)']);
   });
 
   it('remember: "15m" offers 15 minutes at most: a longer grant or the session is refused (SdkError, nothing sent), 15 minutes works', async () => {

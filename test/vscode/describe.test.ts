@@ -1,6 +1,9 @@
 // What notifications say: untrusted text (tool ids from servers, inputs, a server's message)
 // never renders as a link, markdown or `command:`.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as l10n from '@vscode/l10n';
 import { OpenApproval, OpenElicitation } from '../../src/runtime/answers.js';
 import type { HostedSession } from '../../src/runtime/sessionHost.js';
 import { askMessage, defang } from '../../src/vscode/describe.js';
@@ -48,5 +51,21 @@ describe('notification texts', () => {
       decision: { decision: 'ask', rule: null, lowered: false, warnings: [], defaultFrom: 'workspace', parts: [part('echo one'), part('echo three')], ask: { onTimeout: 'deny', remember: 'session' } },
     });
     assert.match(askMessage(hosted, approval), /asked by the workspace policy's default for "echo three" \(1 of 2 parts; "echo one" already granted\)/);
+  });
+
+  it("follows the bundle VS Code hands it (core.ts): every phrase translated, the values and the engine's sentences kept", () => {
+    // A pseudo-translation of the whole English bundle: each message wrapped in ⟦…⟧, its placeholders left as they are.
+    const english = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'l10n', 'bundle.l10n.json'), 'utf8')) as Record<string, string>;
+    l10n.config({ contents: Object.fromEntries(Object.entries(english).map(([key, message]) => [key, `⟦${message}⟧`])) });
+    try {
+      const approval = new OpenApproval('cb5', 's', 't', 'main', 0, {
+        tool: { id: 'builtin.write_file', name: 'write_file', kind: 'builtin', annotations: {} }, title: '', input: { path: 'a.txt' }, sessionAllowed: true, longestGrant: 'session',
+        decision: { decision: 'ask', rule: { id: 'edits', index: 2, layer: 'workspace', file: '/w/.agentpolicy.jsonc', line: 7 }, lowered: false, warnings: [], defaultFrom: null, reason: 'check [edits](command:x)' } as never,
+      });
+      assert.equal(askMessage(hosted, approval), '⟦Agent Policy: main wants to run builtin.write_file: path: a.txt — asked by ⟦workspace rule "edits" (.agentpolicy.jsonc:7)⟧: check [edits] (command:x).⟧');
+    } finally {
+      l10n.config({ contents: {} });
+    }
+    assert.doesNotMatch(askMessage(hosted, new OpenElicitation('cb6', 's', 't', 'main', 0, { source: { id: 'm', name: 'm' }, message: 'hi', requestedSchema: { type: 'object', properties: {} } })), /⟦/);
   });
 });

@@ -90,6 +90,8 @@ function evaluate(code: string, core: 'loads' | 'fails', settings: Record<string
       isTrusted: true,
       getConfiguration: (section: string) => ({ get: <T>(key: string, fallback: T): T => (`${section}.${key}` in settings ? settings[`${section}.${key}`] as T : fallback) }),
     },
+    // English, as VS Code gives it with no bundle: the message with {0}, {1}… filled in.
+    l10n: { t: (message: string, ...args: unknown[]) => message.replace(/\{(\d+)\}/g, (whole, i: string) => (Number(i) < args.length ? String(args[Number(i)]) : whole)) },
   };
   // A handler for any name, but not `then`: the handlers are awaited, and must not look like a promise.
   const handlers = new Proxy({}, { get: (_, name: string) => (name === 'then' ? undefined : (...args: unknown[]) => run.ran.push([name, args]) && `ran ${name}`) });

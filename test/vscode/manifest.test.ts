@@ -1,11 +1,16 @@
 // The manifest and the code agree: every contributed command is registered and every registered
-// command is contributed, menus name only real commands, activation is never `*`, and the
-// walkthrough's steps have their media, their strings and completion events that can happen.
+// command is contributed, menus name only real commands, and activation is never `*`; the
+// walkthrough's steps have their media, their strings and completion events that can happen. And
+// the manifest is honest: no placeholder URLs, a real icon, categories VS Code knows, a changelog in the VSIX.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { minimatch } from 'minimatch';
 
 const root = path.join(__dirname, '..', '..');
+const nls = JSON.parse(fs.readFileSync(path.join(root, 'package.nls.json'), 'utf8')) as Record<string, string>;
+/** A manifest string as VS Code shows it in English: `%key%` read from package.nls.json. */
+const english = (text: string): string => text.replace(/^%(.+)%$/, (_, key: string) => nls[key] ?? text);
 interface WalkthroughStep {
   id: string;
   title: string;
@@ -18,6 +23,14 @@ interface WalkthroughStep {
 const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
   publisher: string;
   name: string;
+  icon: string;
+  categories: string[];
+  keywords: string[];
+  galleryBanner: { color: string; theme: string };
+  repository?: unknown;
+  bugs?: unknown;
+  homepage?: unknown;
+  scripts: Record<string, string>;
   activationEvents: string[];
   capabilities: { untrustedWorkspaces: { supported: unknown } };
   contributes: {
@@ -30,10 +43,9 @@ const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'ut
     walkthroughs: Array<{ id: string; title: string; description: string; steps: WalkthroughStep[] }>;
   };
 };
-const nls = JSON.parse(fs.readFileSync(path.join(root, 'package.nls.json'), 'utf8')) as Record<string, string>;
 const vscodeSources = () => fs.readdirSync(path.join(root, 'src', 'vscode')).map((f) => fs.readFileSync(path.join(root, 'src', 'vscode', f), 'utf8')).join('\n');
 
-/** A manifest string as VS Code shows it: `%key%` looked up in package.nls.json. */
+/** A manifest string as VS Code shows it, `%key%` looked up in package.nls.json, which must have it. */
 function localized(value: string): string {
   const key = /^%(.+)%$/.exec(value)?.[1];
   if (key === undefined) return value;
@@ -68,7 +80,7 @@ describe('the extension manifest', () => {
 
   it('gives every command the category "Agent Policy" and an id prefixed with the extension', () => {
     for (const c of manifest.contributes.commands) {
-      assert.equal(c.category, 'Agent Policy', c.command);
+      assert.equal(english(c.category), 'Agent Policy', c.command);
       assert.match(c.command, /^agentPolicy\./);
     }
   });
@@ -124,11 +136,13 @@ describe('the extension manifest', () => {
       for (const step of steps) assert.doesNotMatch(localized(step.description), /`|\*\*/, `${step.id}'s description has markdown the page shows raw`);
     });
 
-    it('gives every step media from media/ that exists, with alt text', () => {
+    it('gives every step media from media/ that exists and is packaged, with alt text (the README\'s picture is not packaged)', () => {
+      assert.ok(!packaged('media/readme/ask.png'), 'the extension page would not show it: see README, "The walkthrough"');
       for (const step of steps) {
         const file = step.media.svg ?? step.media.image ?? step.media.markdown;
         assert.ok(file, `${step.id} has media`);
         assert.ok(file.startsWith('media/') && fs.existsSync(path.join(root, file)), `${step.id}: ${file} exists`);
+        assert.ok(packaged(file), `${file} is left out of the VSIX by .vscodeignore`);
         assert.ok(step.media.altText, `${step.id} has alt text`);
       }
     });
@@ -176,5 +190,73 @@ describe('the extension manifest', () => {
       const args = /command:workbench\.action\.chat\.open\?([^)\s]+)\)/.exec(chat)?.[1];
       assert.deepEqual(JSON.parse(decodeURIComponent(args!)), { query: '@agents ', isPartialQuery: true });
     });
+  });
+});
+
+/** The categories VS Code's extension manifest schema allows (code-server 1.139's workbench). */
+const KNOWN_CATEGORIES = [
+  'AI', 'Azure', 'Chat', 'Data Science', 'Debuggers', 'Extension Packs', 'Education', 'Formatters', 'Keymaps', 'Language Packs',
+  'Linters', 'Machine Learning', 'Notebooks', 'Programming Languages', 'SCM Providers', 'Snippets', 'Testing', 'Themes', 'Visualization', 'Other',
+];
+
+/**
+ * Whether `file` goes into the VSIX by .vscodeignore, as vsce reads it: left out when a pattern
+ * (or, for a folder's name, the folder) matches it, unless a `!` pattern does, wherever it stands.
+ */
+function packaged(file: string): boolean {
+  const lines = fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8').split(/[\n\r]/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const ignore = lines.filter((l) => !l.startsWith('!'));
+  const folders = ignore.filter((l) => !/(^|\/)[^/]*\*[^/]*$/.test(l)).map((l) => (l.endsWith('/') ? `${l}**` : `${l}/**`));
+  const negate = lines.filter((l) => l.startsWith('!')).map((l) => l.slice(1));
+  const matches = (pattern: string): boolean => minimatch(file, pattern, { dot: true });
+  return !(ignore.some(matches) || folders.some(matches)) || negate.some(matches) || ['package.json', 'README.md'].includes(file);
+}
+
+/** Width and height of a PNG, read from its IHDR chunk. */
+function pngSize(file: string): { width: number; height: number } {
+  const bytes = fs.readFileSync(file);
+  assert.deepEqual([...bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], `${file} is not a PNG`);
+  assert.equal(bytes.toString('ascii', 12, 16), 'IHDR');
+  return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
+}
+
+describe('an honest manifest', () => {
+  it('has no placeholder URLs (the project has no public home yet: packaged with --allow-missing-repository)', () => {
+    const text = fs.readFileSync(path.join(root, 'package.json'), 'utf8');
+    assert.doesNotMatch(text, /https?:\/\/[^"]*example\.(invalid|com|org|net)/i);
+    assert.equal(manifest.repository, undefined);
+    assert.equal(manifest.bugs, undefined);
+    assert.equal(manifest.homepage, undefined);
+    assert.match(manifest.scripts['package']!, /vsce package .*--allow-missing-repository/);
+  });
+
+  it('has a 128×128 PNG icon and a gallery banner', () => {
+    assert.equal(path.extname(manifest.icon), '.png');
+    assert.deepEqual(pngSize(path.join(root, manifest.icon)), { width: 128, height: 128 });
+    assert.ok(packaged(manifest.icon), `${manifest.icon} is left out of the VSIX by .vscodeignore`);
+    assert.match(manifest.galleryBanner.color, /^#[0-9a-f]{6}$/i);
+    assert.ok(['dark', 'light'].includes(manifest.galleryBanner.theme));
+  });
+
+  it('has an activity bar icon VS Code can tint (one colour, no currentColor: it is used as a mask)', () => {
+    const svg = fs.readFileSync(path.join(root, manifest.contributes.viewsContainers.activitybar[0]!.icon), 'utf8');
+    assert.doesNotMatch(svg, /currentColor/);
+    assert.match(svg, /viewBox="0 0 24 24"/);
+  });
+
+  it('names categories VS Code knows, not only Other, and keywords people search for', () => {
+    assert.ok(manifest.categories.length > 0);
+    for (const c of manifest.categories) assert.ok(KNOWN_CATEGORIES.includes(c), `unknown category ${c}`);
+    assert.ok(!manifest.categories.includes('Other'));
+    assert.ok(manifest.categories.includes('AI'));
+    assert.ok(manifest.keywords.length > 0 && manifest.keywords.length <= 30, 'the marketplace takes at most 30 keywords');
+  });
+
+  it('packages the changelog, the manifest strings and the l10n bundle, not the sources', () => {
+    for (const file of ['CHANGELOG.md', 'README.md', 'LICENSE', 'package.json', 'package.nls.json', 'l10n/bundle.l10n.json', 'media/shield.svg', 'dist/extension.js']) {
+      assert.ok(packaged(file), `${file} is left out of the VSIX by .vscodeignore`);
+    }
+    for (const file of ['scripts/icon.svg', 'src/vscode/extension.ts', 'test/vscode/manifest.test.ts', 'dist/extension.js.map']) assert.ok(!packaged(file), `${file} is packaged`);
+    assert.match(fs.readFileSync(path.join(root, 'CHANGELOG.md'), 'utf8'), /^# Changelog\n[\s\S]*## \d+\.\d+\.\d+/);
   });
 });

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { OpenResultReview } from '../../src/runtime/answers.js';
 import { resultDigest, RESULT_PREVIEW_CHARS } from '../../src/runtime/resultReview.js';
 import type { HostedSession } from '../../src/runtime/sessionHost.js';
-import { askMessage, CALLBACK_KINDS, callbackLabel, callbackSummary } from '../../src/vscode/describe.js';
+import { askMessage, callbackKind, callbackLabel, callbackSummary } from '../../src/vscode/describe.js';
 
 const hosted = { pathOf: () => [{ agent: 'main' }] } as unknown as HostedSession;
 
@@ -23,7 +23,7 @@ describe('result review texts', () => {
     assert.match(text, /^Agent Policy: review the result of mcp\.web\.get before main sees it: url: https:\/\/a\.example\/, 66 characters — held by workspace rule "web" \(\.agentpolicy\.jsonc:4\)\.$/);
     assert.doesNotMatch(text, /Ignore previous/);
     assert.equal(callbackLabel(c), 'Review result: mcp.web.get');
-    assert.equal(CALLBACK_KINDS[c.type], 'Result review');
+    assert.equal(callbackKind(c.type), 'Result review');
     assert.match(callbackSummary(c), /result of 66 characters/);
   });
 
