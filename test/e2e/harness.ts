@@ -490,7 +490,8 @@ export async function startVsCode(opts: StartOptions): Promise<VsCode> {
         await p.locator('.monaco-workbench').click({ position: { x: 700, y: 5 } }).catch(() => undefined);
         continue;
       }
-      await quickInput.fill(`>${title}`);
+      // A quick input still closing from the step before is inert for a moment: start again.
+      if (!(await quickInput.fill(`>${title}`, { timeout: 5000 }).then(() => true, () => false))) continue;
       const row = rowWithLabel(exactly(title)).first();
       try {
         await row.waitFor({ state: 'visible', timeout: 5000 });

@@ -3,8 +3,9 @@
 // policy. The walkthrough opens by itself at the first activation; its first steps are done by
 // doing them, from its own buttons (create the policy from an example, start the sample session),
 // then answering the asks from their notifications and the palette; the page shows each step
-// completed. It also takes the README's first screenshot (media/readme/ask.png: an ask as a
-// notification and in the Open Callbacks tree), so that it never goes stale.
+// completed, and its pictures follow the theme. It also takes the README's first screenshot
+// (media/readme/ask.png: asks as notifications and in the Open Callbacks tree), so that it never
+// goes stale.
 // Run with `npm run test:e2e -- --grep "Get Started"`.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -58,21 +59,33 @@ describe('The Get Started walkthrough in VS Code (e2e)', function () {
     await v.screenshot(shot);
   }
 
+  /** The computed fill of the selected step's picture's frame (an SVG in a webview inside a webview). */
+  async function pictureBackground(v: VsCode): Promise<string> {
+    const frame = v.page.frameLocator('.getting-started-media iframe.webview').frameLocator('#active-frame').locator('svg > rect').first();
+    return frame.evaluate((e) => (globalThis as unknown as { getComputedStyle(e: unknown): { fill: string } }).getComputedStyle(e).fill, undefined, { timeout: 10_000 });
+  }
+  /** The mean of an `rgb(r, g, b)` colour's channels. */
+  const brightness = (rgb: string): number => {
+    const channels = (rgb.match(/\d+/g) ?? []).slice(0, 3).map(Number);
+    return channels.length === 3 ? channels.reduce((a, b) => a + b) / 3 : NaN;
+  };
+
   /** Waits until the active editor is the workspace policy: a command run before it shows would lose the palette to it. */
   async function policyInEditor(v: VsCode): Promise<void> {
     await v.page.locator('.tabs-container .tab.active', { hasText: '.agentpolicy.jsonc' }).first().waitFor({ state: 'visible', timeout: 30_000 })
       .catch(async () => { throw await v.failure('the workspace policy is not the active editor'); });
   }
 
-  /** Drags the side bar's edge so that the tree's rows show whole in the README's picture. */
-  async function widenSideBar(v: VsCode, width: number): Promise<void> {
+  /** Drags the side bar's edge to this width (the tree's rows whole in the README's picture); returns the width it had. */
+  async function sideBarWidth(v: VsCode, width: number): Promise<number> {
     const box = await v.page.locator('.part.sidebar').boundingBox();
-    if (!box || box.width >= width) return;
+    if (!box || box.width === width) return box?.width ?? width;
     const y = box.y + box.height / 2;
     await v.page.mouse.move(box.x + box.width + 1, y);
     await v.page.mouse.down();
     await v.page.mouse.move(box.x + width, y, { steps: 5 });
     await v.page.mouse.up();
+    return box.width;
   }
 
   /** Clicks a step's button in the walkthrough page (the step is selected first, which expands it). */
@@ -111,7 +124,7 @@ describe('The Get Started walkthrough in VS Code (e2e)', function () {
     // The README's picture is set up before the asks come (a notification hides after ~15 s):
     // the Open Callbacks view, wide enough for its rows, and the policy in the editor.
     await v.openView('Open Callbacks');
-    await widenSideBar(v, 480);
+    const narrow = await sideBarWidth(v, 480);
     await v.runCommand('Agent Policy: Get Started');
 
     // 2. The sample session, from the step's button. Under "balanced" the researchers' commands
@@ -135,6 +148,8 @@ describe('The Get Started walkthrough in VS Code (e2e)', function () {
     assert.ok(await v.page.locator('.notifications-toasts .notification-toast').filter({ hasText: RESEARCHER_ASK }).first().isVisible(), 'an ask shows as a notification for the README screenshot');
     fs.mkdirSync(path.dirname(README_SCREENSHOT), { recursive: true });
     await v.page.screenshot({ path: README_SCREENSHOT });
+    // Back to the width it had: the walkthrough shows its pictures only when it has the room.
+    await sideBarWidth(v, narrow);
     await expectDone(v, ['createPolicy', 'startSession'], 'walkthrough-session-started');
 
     // 3. Each researcher's ask, allowed from its notification.
@@ -149,5 +164,17 @@ describe('The Get Started walkthrough in VS Code (e2e)', function () {
     await waitForFile(v, 'src/answer.txt', /atlas: €129\.00[\s\S]*beacon: €49\.50/);
     await transcriptText(v, /completed: /);
     await expectDone(v, ['createPolicy', 'startSession', 'answerNotification', 'answerPalette'], 'walkthrough-four-steps-done');
+
+    // The pictures follow the theme: the frame of the selected step's picture is the editor's
+    // background, light here, dark once the person picks a dark theme.
+    const light = await pictureBackground(v);
+    await v.runCommand('Preferences: Color Theme');
+    await v.pickQuickItem(/^\s*(Default )?Dark Modern\s*$/);
+    const dark = await v.waitFor('the picture to follow the dark theme', async () => {
+      const now = await pictureBackground(v).catch(() => undefined);
+      return now !== undefined && now !== light ? now : undefined;
+    }, 60_000);
+    assert.ok(brightness(light) > 200 && brightness(dark) < 60, `the picture's background follows the theme (light ${light}, dark ${dark})`);
+    await v.screenshot('walkthrough-dark');
   });
 });
