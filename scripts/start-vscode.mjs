@@ -55,8 +55,9 @@ for (let tries = 0; !(await isFree(port)); tries++) {
 
 const server = await startCodeServer({
   workspace, extensionsDir, trusted: !untrusted, port, home, logFile: path.join(home, 'code-server.log'),
-  // The tests turn the Chat view off; the demo shows it.
-  settings: { 'chat.disableAIFeatures': false },
+  // The tests turn the Chat view off and the walkthrough's opening on install; the demo is a
+  // newcomer's VS Code: the Chat view is there, Get Started opens at the first activation.
+  settings: { 'chat.disableAIFeatures': false, 'workbench.welcomePage.walkthroughs.openOnInstall': true },
 });
 const url = `${server.url}?folder=${encodeURIComponent(workspace)}`;
 process.stdout.write(`\nAgent Policy in VS Code: ${url}\n`);

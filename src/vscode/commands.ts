@@ -16,6 +16,7 @@ import type { Log } from './log.js';
 import type { SessionDeps } from './sessionDeps.js';
 import type { PolicyService } from './policyService.js';
 import { Transcripts } from './transcripts.js';
+import { walkthroughStepDone } from './walkthroughSteps.js';
 
 export interface CommandContext {
   host: SessionHost;
@@ -259,7 +260,7 @@ async function answerApproval(ctx: CommandContext, callback: OpenApproval): Prom
     answerPickTexts(callback),
   );
   if (!answer) return;
-  await answerCallback(ctx.host, ctx.log, callback.id, answerFor(answer.choice), alreadyAnswered(), 'palette');
+  if (await answerCallback(ctx.host, ctx.log, callback.id, answerFor(answer.choice), alreadyAnswered(), 'palette')) walkthroughStepDone('answeredFromPalette');
 }
 
 /** The tree's Allow for a While…: the time-limited grants the approval's rule lets a person give. */

@@ -10,6 +10,7 @@ import type { AgentPolicyApi, Core } from './core.js';
 import { registerCommands } from './lazyCommands.js';
 import { Log } from './log.js';
 import { StatusBar } from './statusBar.js';
+import { openWalkthroughOnFirstActivation } from './walkthrough.js';
 
 // Set by the bundle's first and last lines (esbuild.mjs); absent when run from source.
 declare const __agentPolicyLoadStart: number | undefined;
@@ -68,6 +69,7 @@ export function activate(context: vscode.ExtensionContext): Promise<AgentPolicyA
   });
   loading = core;
   context.subscriptions.push(log, status, callbacks, ...registerCommands(log, () => core.then((loaded) => loaded.commands)));
+  openWalkthroughOnFirstActivation(context.globalState);
   const activated = performance.now();
   // The footer runs at the end of the bundle's evaluation; the gap before activate() is the host's.
   const evaluation = typeof __agentPolicyLoadStart === 'number' && typeof __agentPolicyLoadEnd === 'number' ? __agentPolicyLoadEnd - __agentPolicyLoadStart : 0;

@@ -8,6 +8,7 @@ import { HookFileError } from '../hooks/hookFileEdit.js';
 import { applyHookInstall, BLOCKS_WHEN_HOOK_CANNOT_START, changeKind, HOST_SETUP_NOTES, installedHookHosts, launcherOnPath, planHookChanges, type HookInstallPlan } from '../hooks/hookInstall.js';
 import { HOST_AGENTS, HOSTS, type HostAgent } from '../hooks/hostAgents.js';
 import type { Log } from './log.js';
+import { walkthroughStepDone } from './walkthroughSteps.js';
 
 interface HostItem extends vscode.QuickPickItem {
   host: HostAgent;
@@ -49,6 +50,7 @@ export async function governOtherAgents(workspaceFolder: string, log: Log): Prom
   const changed = plan.changes.filter((c) => changeKind(c) !== 'unchanged');
   for (const c of changed) log.info(`hooks: ${changeKind(c)} ${c.relativePath} (${c.hosts.join(', ')}: ${c.action})`);
   const governed = installedHookHosts(workspaceFolder);
+  if (governed.length > 0) walkthroughStepDone('governed');
   for (const host of governed) log.info(`hooks: ${HOSTS[host].label}: ${HOST_SETUP_NOTES[host]}`);
   const names = governed.map((h) => HOSTS[h].label).join(', ');
   const files = changed.map((c) => c.relativePath).join(', ');

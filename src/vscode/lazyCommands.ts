@@ -1,8 +1,10 @@
 // Every contributed command, registered at activation, before the core (dist/extensionCore.js)
-// is loaded: each waits for the core and then runs there. Showing the log and the view need no core.
+// is loaded: each waits for the core and then runs there. Showing the log, the view and the
+// walkthrough need no core.
 import * as vscode from 'vscode';
 import { VIEW_ID } from './callbacksView.js';
 import type { Log } from './log.js';
+import { openWalkthrough } from './walkthrough.js';
 
 /** The commands the core runs, by the name its handler has there. */
 export type CoreCommandName =
@@ -44,5 +46,6 @@ export function registerCommands(log: Log, core: () => Promise<CoreCommands>): v
     vscode.commands.registerCommand('agentPolicy.governOtherAgents', later('governOtherAgents')),
     vscode.commands.registerCommand('agentPolicy.focusCallbacks', () => vscode.commands.executeCommand(`${VIEW_ID}.focus`)),
     vscode.commands.registerCommand('agentPolicy.showLog', () => log.channel.show()),
+    vscode.commands.registerCommand('agentPolicy.getStarted', openWalkthrough),
   ];
 }

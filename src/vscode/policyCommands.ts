@@ -18,6 +18,7 @@ import type { CoreCommands } from './lazyCommands.js';
 import { allowAndAddRule } from './policyEditing.js';
 import type { PolicyService } from './policyService.js';
 import { WORKSPACE_POLICY_FILE } from './policyService.js';
+import { walkthroughStepDone } from './walkthroughSteps.js';
 
 export const EXPLAIN_SCHEME = 'agent-policy-explain';
 
@@ -52,6 +53,7 @@ export async function openWorkspacePolicy(policy: PolicyService, extensionPath: 
     await vscode.workspace.applyEdit(edit);
   }
   await vscode.window.showTextDocument(vscode.Uri.file(target));
+  walkthroughStepDone('policyOpened');
 }
 
 /** Explanations shown as Markdown documents. */
@@ -127,6 +129,7 @@ export async function explainCall(policy: PolicyService, explanations: Explanati
   const hidden = outrightDenial(policy.current(), call.tool, call.agent);
   const uri = explanations.add(explanationMarkdown(call, explanation, policy.workspaceFolder, marks, policy.current().controls, hidden));
   await vscode.commands.executeCommand('markdown.showPreview', uri);
+  walkthroughStepDone('explained');
 }
 
 /** Text inside a table cell: no pipes or newlines to break the row, no backticks to end the code span. */

@@ -490,7 +490,8 @@ export async function startVsCode(opts: StartOptions): Promise<VsCode> {
         await p.locator('.monaco-workbench').click({ position: { x: 700, y: 5 } }).catch(() => undefined);
         continue;
       }
-      await quickInput.fill(`>${title}`);
+      // A quick input still closing from the step before is inert for a moment: start again.
+      if (!(await quickInput.fill(`>${title}`, { timeout: 5000 }).then(() => true, () => false))) continue;
       const row = rowWithLabel(exactly(title)).first();
       try {
         await row.waitFor({ state: 'visible', timeout: 5000 });
@@ -500,7 +501,8 @@ export async function startVsCode(opts: StartOptions): Promise<VsCode> {
         await sleep(1000);
         continue;
       }
-      await row.locator(QUICK_LABEL).first().click();
+      // The palette can close under the click (an editor or view opening takes the focus): open it again.
+      if (!(await row.locator(QUICK_LABEL).first().click({ timeout: 5000 }).then(() => true, () => false))) continue;
       await waitFor(`the command palette to run "${title}"`, async () =>
         !(await widgetVisible()) || (await quickInput.inputValue().catch(() => '')) !== `>${title}`, 10_000);
       return;

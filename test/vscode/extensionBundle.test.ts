@@ -11,6 +11,8 @@ import * as esbuild from 'esbuild';
 const root = path.join(__dirname, '..', '..');
 const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
   main: string;
+  publisher: string;
+  name: string;
   contributes: { commands: Array<{ command: string }>; views: Record<string, Array<{ id: string }>> };
 };
 
@@ -49,7 +51,7 @@ interface Run {
   hostDisposed: number;
 }
 
-function evaluate(code: string, core: 'loads' | 'fails'): Run {
+function evaluate(code: string, core: 'loads' | 'fails', settings: Record<string, unknown> = {}): Run {
   const run: Run = { exports: undefined as never, commands: new Map(), coreEvaluations: 0, coreStarts: [], ran: [], executed: [], logShown: 0, errors: [], hostDisposed: 0 };
   class EventEmitter {
     private listeners: Array<(e: unknown) => void> = [];
@@ -83,7 +85,11 @@ function evaluate(code: string, core: 'loads' | 'fails'): Run {
       },
       showErrorMessage: async (m: string) => void run.errors.push(m),
     },
-    workspace: { workspaceFolders: [{ uri: { scheme: 'file', fsPath: '/workspace' } }], isTrusted: true },
+    workspace: {
+      workspaceFolders: [{ uri: { scheme: 'file', fsPath: '/workspace' } }],
+      isTrusted: true,
+      getConfiguration: (section: string) => ({ get: <T>(key: string, fallback: T): T => (`${section}.${key}` in settings ? settings[`${section}.${key}`] as T : fallback) }),
+    },
     // English, as VS Code gives it with no bundle: the message with {0}, {1}… filled in.
     l10n: { t: (message: string, ...args: unknown[]) => message.replace(/\{(\d+)\}/g, (whole, i: string) => (Number(i) < args.length ? String(args[Number(i)]) : whole)) },
   };
@@ -104,7 +110,23 @@ function evaluate(code: string, core: 'loads' | 'fails'): Run {
   return run;
 }
 
-const context = { subscriptions: [] as unknown[], extensionPath: root };
+/** globalState: a Memento kept across activations (as VS Code keeps it across windows). */
+class Memento {
+  readonly values = new Map<string, unknown>();
+  synced: readonly string[] = [];
+  get<T>(key: string): T | undefined {
+    return this.values.get(key) as T | undefined;
+  }
+  async update(key: string, value: unknown): Promise<void> {
+    this.values.set(key, value);
+  }
+  setKeysForSync(keys: readonly string[]): void {
+    this.synced = keys;
+  }
+}
+const newContext = () => ({ subscriptions: [] as unknown[], extensionPath: root, globalState: new Memento() });
+const context = newContext();
+const OPEN_WALKTHROUGH = ['workbench.action.openWalkthrough', `${manifest.publisher}.${manifest.name}#getStarted`, false];
 
 describe("the extension's small entry and its core", function () {
   this.timeout(60_000);
@@ -158,19 +180,45 @@ describe("the extension's small entry and its core", function () {
     assert.equal(await api, 'the api');
   });
 
-  it('runs each command by the core handler of its name; the log and the view need no core', async () => {
+  it('runs each command by the core handler of its name; the log, the view and the walkthrough need no core', async () => {
     const run = evaluate(entry.code, 'loads');
     await run.exports.activate(context);
+    run.executed.length = 0;
+    const noCore = ['agentPolicy.showLog', 'agentPolicy.focusCallbacks', 'agentPolicy.getStarted'];
     for (const id of run.commands.keys()) {
       run.ran.length = 0;
       await run.commands.get(id)!({ kind: 'callback' }, 'second');
-      if (id === 'agentPolicy.showLog' || id === 'agentPolicy.focusCallbacks') assert.deepEqual(run.ran, [], id);
+      if (noCore.includes(id)) assert.deepEqual(run.ran, [], id);
       else assert.deepEqual(run.ran, [[id.replace('agentPolicy.', ''), [{ kind: 'callback' }, 'second']]], id);
     }
     assert.equal(run.logShown, 1);
-    assert.deepEqual(run.executed, [['agentPolicy.callbacks.focus']]);
+    assert.deepEqual(run.executed, [['agentPolicy.callbacks.focus'], OPEN_WALKTHROUGH]);
     await run.exports.deactivate();
     assert.equal(run.hostDisposed, 1);
+  });
+
+  it('opens the walkthrough at the first activation of a profile only, and marks it shown for Settings Sync', async () => {
+    const shared = newContext();
+    const first = evaluate(entry.code, 'loads');
+    await first.exports.activate(shared);
+    assert.deepEqual(first.executed.filter((e) => e[0] === OPEN_WALKTHROUGH[0]), [OPEN_WALKTHROUGH], 'opened at the first activation');
+    assert.deepEqual(shared.globalState.synced, ['agentPolicy.walkthroughShown']);
+    for (const core of ['loads', 'fails'] as const) {
+      const later = evaluate(entry.code, core);
+      await later.exports.activate({ ...newContext(), globalState: shared.globalState });
+      assert.deepEqual(later.executed.filter((e) => e[0] === OPEN_WALKTHROUGH[0]), [], `never again (the core ${core})`);
+    }
+  });
+
+  it('does not open the walkthrough when walkthroughs should not open on install, and never later either', async () => {
+    const shared = newContext();
+    const off = evaluate(entry.code, 'loads', { 'workbench.welcomePage.walkthroughs.openOnInstall': false });
+    await off.exports.activate(shared);
+    const on = evaluate(entry.code, 'loads');
+    await on.exports.activate({ ...newContext(), globalState: shared.globalState });
+    assert.deepEqual([...off.executed, ...on.executed].filter((e) => e[0] === OPEN_WALKTHROUGH[0]), []);
+    await on.commands.get('agentPolicy.getStarted')!();
+    assert.deepEqual(on.executed.filter((e) => e[0] === OPEN_WALKTHROUGH[0]), [OPEN_WALKTHROUGH], 'Agent Policy: Get Started opens it');
   });
 
   it('says so when the core cannot be loaded, and its commands fail with the reason; the log still opens', async () => {

@@ -1,6 +1,7 @@
 // The manifest and the code agree: every contributed command is registered and every registered
-// command is contributed, menus name only real commands, and activation is never `*`. And the
-// manifest is honest: no placeholder URLs, a real icon, categories VS Code knows, a changelog in the VSIX.
+// command is contributed, menus name only real commands, and activation is never `*`; the
+// walkthrough's steps have their media, their strings and completion events that can happen. And
+// the manifest is honest: no placeholder URLs, a real icon, categories VS Code knows, a changelog in the VSIX.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -10,7 +11,18 @@ const root = path.join(__dirname, '..', '..');
 const nls = JSON.parse(fs.readFileSync(path.join(root, 'package.nls.json'), 'utf8')) as Record<string, string>;
 /** A manifest string as VS Code shows it in English: `%key%` read from package.nls.json. */
 const english = (text: string): string => text.replace(/^%(.+)%$/, (_, key: string) => nls[key] ?? text);
+interface WalkthroughStep {
+  id: string;
+  title: string;
+  description: string;
+  media: { svg?: string; image?: string; markdown?: string; altText?: string };
+  completionEvents: string[];
+  when?: string;
+}
+
 const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+  publisher: string;
+  name: string;
   icon: string;
   categories: string[];
   keywords: string[];
@@ -28,9 +40,22 @@ const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'ut
     viewsContainers: { activitybar: Array<{ id: string; icon: string }> };
     configuration: { properties: Record<string, { scope?: string }> };
     jsonValidation: Array<{ fileMatch: string; url: string }>;
+    walkthroughs: Array<{ id: string; title: string; description: string; steps: WalkthroughStep[] }>;
   };
 };
+const vscodeSources = () => fs.readdirSync(path.join(root, 'src', 'vscode')).map((f) => fs.readFileSync(path.join(root, 'src', 'vscode', f), 'utf8')).join('\n');
 
+/** A manifest string as VS Code shows it, `%key%` looked up in package.nls.json, which must have it. */
+function localized(value: string): string {
+  const key = /^%(.+)%$/.exec(value)?.[1];
+  if (key === undefined) return value;
+  assert.ok(key in nls, `package.nls.json has no entry "${key}"`);
+  return nls[key]!;
+}
+
+/** Commands of VS Code itself the walkthrough runs (its buttons and completion events). */
+const WORKBENCH_COMMANDS = new Set(['workbench.action.chat.open']);
+/** Context keys the walkthrough waits for that are set outside src/vscode's setContext calls. */
 function registeredCommands(): Set<string> {
   const dir = path.join(root, 'src', 'vscode');
   const ids = new Set<string>();
@@ -85,6 +110,84 @@ describe('the extension manifest', () => {
     assert.ok(container.icon.startsWith('media/'));
     assert.deepEqual(manifest.contributes.views[container.id]!.map((v) => v.id), ['agentPolicy.callbacks']);
     assert.deepEqual(manifest.contributes.jsonValidation.map((j) => j.fileMatch).sort(), ['.agentpolicy.jsonc', '.agents.jsonc']);
+  });
+
+  describe('the Get Started walkthrough', () => {
+    const walkthrough = manifest.contributes.walkthroughs[0]!;
+    const steps = walkthrough.steps;
+
+    it('is the one Agent Policy: Get Started and the first activation open', () => {
+      assert.equal(manifest.contributes.walkthroughs.length, 1);
+      const source = fs.readFileSync(path.join(root, 'src', 'vscode', 'walkthrough.ts'), 'utf8');
+      assert.match(source, new RegExp(`WALKTHROUGH_ID = '${manifest.publisher}\\.${manifest.name}#${walkthrough.id}'`));
+      assert.ok(contributed.has('agentPolicy.getStarted'));
+      assert.equal(localized(manifest.contributes.commands.find((c) => c.command === 'agentPolicy.getStarted')!.title), 'Get Started');
+    });
+
+    it('has every title, description and alt text in package.nls.json', () => {
+      for (const value of [walkthrough.title, walkthrough.description, ...steps.flatMap((s) => [s.title, s.description, s.media.altText ?? ''])]) {
+        assert.match(value, /^%[\w.]+%$/, `"${value}" is not localizable`);
+        assert.ok(localized(value).trim().length > 0, value);
+      }
+      assert.equal(new Set(steps.map((s) => s.id)).size, steps.length, 'step ids are unique');
+      // The walkthrough page renders links only: backticks and asterisks would show as they are.
+      for (const step of steps) assert.doesNotMatch(localized(step.description), /`|\*\*/, `${step.id}'s description has markdown the page shows raw`);
+    });
+
+    it('gives every step media from media/ that exists and is packaged, with alt text (the README\'s picture is not packaged)', () => {
+      assert.ok(!packaged('media/readme/ask.png'), 'the extension page would not show it: see README, "The walkthrough"');
+      for (const step of steps) {
+        const file = step.media.svg ?? step.media.image ?? step.media.markdown;
+        assert.ok(file, `${step.id} has media`);
+        assert.ok(file.startsWith('media/') && fs.existsSync(path.join(root, file)), `${step.id}: ${file} exists`);
+        assert.ok(packaged(file), `${file} is left out of the VSIX by .vscodeignore`);
+        assert.ok(step.media.altText, `${step.id} has alt text`);
+      }
+    });
+
+    it("draws its SVGs in the theme's colours (legible in light and dark) with no inline style (the webview's CSP blocks it)", () => {
+      for (const step of steps.filter((s) => s.media.svg)) {
+        const svg = fs.readFileSync(path.join(root, step.media.svg!), 'utf8');
+        assert.doesNotMatch(svg, /<style|\sstyle=/, `${step.media.svg} has inline style`);
+        const colours = [...svg.matchAll(/\s(?:fill|stroke)="([^"]+)"/g)].map((m) => m[1]!);
+        assert.ok(colours.length > 5, step.media.svg);
+        for (const colour of colours) assert.match(colour, /^(none|var\(--vscode-[\w-]+, #[0-9a-f]{3,8}\))$/i, `${step.media.svg}: ${colour} is not a theme colour`);
+      }
+    });
+
+    it('completes every step on an event that can happen: contributed commands, context keys the extension sets', () => {
+      const sources = vscodeSources();
+      for (const step of steps) {
+        assert.ok(step.completionEvents.length > 0, `${step.id} completes on something`);
+        for (const event of step.completionEvents) {
+          const [, kind, arg] = /^(\w+):(.*)$/.exec(event) ?? [];
+          if (kind === 'onCommand') {
+            assert.ok(contributed.has(arg!) || WORKBENCH_COMMANDS.has(arg!), `${step.id}: ${arg} is no command`);
+          } else if (kind === 'onContext') {
+            for (const key of arg!.match(/agentPolicy\.[\w.]+/g) ?? []) {
+              assert.ok(sources.includes(`'${key}'`), `${step.id}: nothing in src/vscode sets ${key}`);
+            }
+          } else {
+            assert.ok(['onView', 'onSettingChanged', 'extensionInstalled', 'onLink'].includes(kind!), `${step.id}: unknown event ${event}`);
+          }
+        }
+      }
+      // And the reverse: every step key the extension sets is waited for.
+      for (const key of sources.match(/'agentPolicy\.walkthrough\.\w+'/g) ?? []) {
+        assert.ok(steps.some((s) => s.completionEvents.includes(`onContext:${key.slice(1, -1)}`)), `${key} completes no step`);
+      }
+    });
+
+    it("has a button for each step's command that names a real command", () => {
+      for (const step of steps) {
+        for (const [, command] of localized(step.description).matchAll(/\]\(command:([\w.]+)/g)) {
+          assert.ok(contributed.has(command!) || WORKBENCH_COMMANDS.has(command!), `${step.id}: ${command} is no command`);
+        }
+      }
+      const chat = localized(steps.find((s) => s.id === 'chat')!.description);
+      const args = /command:workbench\.action\.chat\.open\?([^)\s]+)\)/.exec(chat)?.[1];
+      assert.deepEqual(JSON.parse(decodeURIComponent(args!)), { query: '@agents ', isPartialQuery: true });
+    });
   });
 });
 
