@@ -41,6 +41,7 @@ const USER_FACING = [
   /^capabilities\.untrustedWorkspaces\.description$/,
   /^contributes\.chatParticipants\[\d+\]\.(fullName|description|sampleRequest)$/,
   /^contributes\.chatParticipants\[\d+\]\.commands\[\d+\]\.description$/,
+  /^contributes\.languageModelChatProviders\[\d+\]\.displayName$/,
 ];
 
 export function manifestKeyProblems(manifest: unknown, nls: Record<string, unknown>): string[] {
