@@ -30,8 +30,8 @@ export const CHAT_TEXTS = {
   subagentFailed: (agent: string, error: string) => `■ ${l10n.t('Subagent **{0}** failed: {1}', escapeMarkdown(agent), escapeMarkdown(summarizeInput(error, 120)))}`,
   /** The call and its decision: symbols, names and values, no words (the policy's decisions are names). */
   toolCall: (who: string, toolId: string, input: string, decision: string) => `${DECISION_ICONS[decision] ?? '•'} ${who}${codeSpan(toolId)} ${codeSpan(input)} → **${decision}**`,
-  decidedBy: (call: string, by: string) => l10n.t('{0} by {1}', call, escapeMarkdown(by)),
-  decidedByDefault: (call: string) => l10n.t('{0} by the default', call),
+  decidedBy: (call: string, by: string) => l10n.t({ message: '{0} by {1}', args: [call, escapeMarkdown(by)], comment: ['{0}: a tool call and its decision; {1}: who decided it (a hook, a grant)'] }),
+  decidedByDefault: (call: string) => l10n.t({ message: '{0} by the default', args: [call], comment: ['{0}: a tool call and its decision, made by the policy\'s default'] }),
   /** Followed by the link to the rule's line. */
   decidedByRule: (call: string, rule: { id: string | null; index: number }) =>
     `${rule.id !== null ? l10n.t('{0} by rule "{1}"', call, escapeMarkdown(rule.id)) : l10n.t('{0} by rule {1}', call, rule.index + 1)} `,
@@ -120,7 +120,7 @@ function settledText(how: string, via: AnswerSurface | undefined): string {
     case 'tree': return l10n.t('{0} from the Open Callbacks view.', how);
     case 'palette': return l10n.t('{0} from the command palette.', how);
     case 'chat': return l10n.t('{0} here in the chat.', how);
-    default: return l10n.t('{0}.', how);
+    default: return l10n.t({ message: '{0}.', args: [how], comment: ['{0}: how an ask was settled (Allowed once by a person), the surface unknown'] });
   }
 }
 

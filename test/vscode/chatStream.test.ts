@@ -85,8 +85,8 @@ describe('the chat stream', () => {
 
   it("follows the bundle VS Code hands it (core.ts), read when shown: every phrase translated, the escaped values and code spans kept as they are", () => {
     // A pseudo-translation of the whole English bundle: each message wrapped in ⟦…⟧, its placeholders left as they are.
-    const english = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'l10n', 'bundle.l10n.json'), 'utf8')) as Record<string, string>;
-    l10n.config({ contents: Object.fromEntries(Object.entries(english).map(([key, message]) => [key, `⟦${message}⟧`])) });
+    const english = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'l10n', 'bundle.l10n.json'), 'utf8')) as Record<string, string | { message: string }>;
+    l10n.config({ contents: Object.fromEntries(Object.entries(english).map(([key, m]) => [key, `⟦${typeof m === 'string' ? m : m.message}⟧`])) });
     try {
       const card = text(chatParts({ type: 'callback-opened', sessionId: 'sess_sub', turnId: 't', agent: 'r_x', callback: approval('cb_1', 'sess_sub', 'r_x') }, ctx));
       assert.ok(card.startsWith('⟦**Approval needed** — **r\\_x** wants to run `builtin.write_file` `path: src/answer.txt`⟧'), card);
@@ -94,6 +94,7 @@ describe('the chat stream', () => {
       assert.equal(CHAT_TEXTS.openCallbacks(2), '⟦{0} open callbacks of this session:⟧'.replace('{0}', '2'));
       via.set('cb_t', 'tree');
       assert.equal(text(chatParts({ type: 'callback-settled', sessionId: 'sess_root', turnId: 't', agent: 'main', callbackId: 'cb_t', outcome: 'deny', by: 'person' }, ctx)), '✗ ⟦⟦⟦Denied⟧ by a person⟧ from the Open Callbacks view.⟧');
+      assert.equal(text(chatParts({ type: 'callback-settled', sessionId: 'sess_root', turnId: 't', agent: 'main', callbackId: 'cb_none', outcome: 'closed', by: 'cancel' }, ctx)), '– ⟦⟦Closed unanswered⟧.⟧');
     } finally {
       l10n.config({ contents: {} });
     }
