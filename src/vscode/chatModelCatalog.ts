@@ -1,6 +1,9 @@
 // The models Agent Policy offers in VS Code's model picker (vendor `agent-policy`), and the model
 // reference the runtime uses for a model picked there. No `vscode` import: tested in plain Node;
-// chatModels.ts registers the provider.
+// chatModels.ts registers the provider. What the picker shows and the errors go through
+// @vscode/l10n (as describe.ts's); the endpoint, names and fields are placeholders.
+import * as l10n from '@vscode/l10n';
+import { BASE_URL_SETTING } from './apiKeys.js';
 import { LM_PROVIDER, lmReferenceOf } from './lmMessages.js';
 
 export const CHAT_VENDOR = 'agent-policy';
@@ -49,11 +52,11 @@ function openaiCompatibleModelOf(reference: string | undefined): string | undefi
 export function chatModelsOffered(openaiModels: readonly string[], endpoint: string): ChatModelInfo[] {
   const scripted: ChatModelInfo = {
     id: SCRIPTED_CHAT_MODEL,
-    name: 'Scripted (offline)',
+    name: l10n.t('Scripted (offline)'),
     family: SCRIPTED_CHAT_MODEL,
     version: '1',
-    tooltip: 'Agent Policy\'s scripted model: in @agents sessions each agent plays its own scripted: scenario, offline and deterministic.',
-    detail: 'Agent Policy',
+    tooltip: l10n.t('Agent Policy\'s scripted model: in {0} sessions each agent plays its own {1} scenario, offline and deterministic.', '@agents', 'scripted:'),
+    detail: l10n.t('Agent Policy'),
     // Nominal: the script reads no tokens.
     maxInputTokens: 1_000_000,
     maxOutputTokens: 100_000,
@@ -65,8 +68,10 @@ export function chatModelsOffered(openaiModels: readonly string[], endpoint: str
     name,
     family: name,
     version: '1',
-    tooltip: `${name} at ${host}, the OpenAI-compatible endpoint of agentPolicy.openaiCompatible.baseUrl, with the key of 'Agent Policy: Set API Key'.`,
-    detail: host,
+    tooltip: host !== undefined
+      ? l10n.t('{0} at {1}, the OpenAI-compatible endpoint of {2}, with the key of \'Agent Policy: Set API Key\'.', name, host, BASE_URL_SETTING)
+      : l10n.t('{0} at an unusable base URL ({1}), with the key of \'Agent Policy: Set API Key\'.', name, BASE_URL_SETTING),
+    detail: host ?? l10n.t('an unusable base URL'),
     // Not known without asking the server: values most chat-completions models take.
     maxInputTokens: 128_000,
     maxOutputTokens: 4_096,
@@ -75,11 +80,12 @@ export function chatModelsOffered(openaiModels: readonly string[], endpoint: str
   return [scripted, ...served];
 }
 
-function hostOf(endpoint: string): string {
+/** The endpoint's host (never its user info), or undefined when it is not a URL. */
+function hostOf(endpoint: string): string | undefined {
   try {
     return new URL(endpoint).host || endpoint;
   } catch {
-    return 'an unusable base URL';
+    return undefined;
   }
 }
 
@@ -104,9 +110,9 @@ export function chatModelReferenceOf(model: PickedModel): string | undefined {
     if (id === SCRIPTED_CHAT_MODEL) return undefined;
     const name = openaiCompatibleModelOf(id);
     if (name !== undefined) return `${OPENAI_COMPATIBLE}:${name}`;
-    throw new Error(`the model picked in the Chat view (${describe(model)}) is not one Agent Policy offers; pick another`);
+    throw new Error(l10n.t('the model picked in the Chat view ({0}) is not one Agent Policy offers; pick another', describe(model)));
   }
-  if (vendor.includes('/')) throw new Error(`the model picked in the Chat view (${describe(model)}) has a vendor with a "/", which ${LM_PROVIDER}:<vendor>/<family> cannot name; pick another`);
+  if (vendor.includes('/')) throw new Error(l10n.t('the model picked in the Chat view ({0}) has a vendor with a "/", which {1} cannot name; pick another', describe(model), `${LM_PROVIDER}:<vendor>/<family>`));
   const family = checkedField(model.family, 'family', model);
   return lmReferenceOf({ vendor, family });
 }
@@ -114,12 +120,12 @@ export function chatModelReferenceOf(model: PickedModel): string | undefined {
 /** A field that is a non-empty string of printable characters without surrounding spaces (the reference parser trims). */
 function checkedField(value: unknown, field: string, model: PickedModel): string {
   if (typeof value !== 'string' || value === '' || value !== value.trim() || /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(value) || value.length > 200) {
-    throw new Error(`the model picked in the Chat view (${describe(model)}) has a ${field} Agent Policy cannot use as a model reference; pick another`);
+    throw new Error(l10n.t('the model picked in the Chat view ({0}) has a {1} Agent Policy cannot use as a model reference; pick another', describe(model), field));
   }
   return value;
 }
 
 function describe(model: PickedModel): string {
   const show = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v.slice(0, 60)) : typeof v);
-  return `vendor ${show(model.vendor)}, family ${show(model.family)}`;
+  return l10n.t('vendor {0}, family {1}', show(model.vendor), show(model.family));
 }

@@ -11,7 +11,7 @@ import { choiceLabel, notificationChoices } from './answering.js';
 import { chatModelReference } from './chatModels.js';
 import { loadAgentsForSession, sessionStartOptions, type CommandContext } from './commands.js';
 import { followupsFor, keptCall, metadataOf, planRequest, type ChatMetadata, type LastCall } from './chatSessions.js';
-import { cardParts, CHAT_TEXTS, chatParts, escapeMarkdown, type ChatPart, type ChatStreamContext } from './chatStream.js';
+import { cardParts, CHAT_TEXTS, chatParts, type ChatPart, type ChatStreamContext } from './chatStream.js';
 
 export const PARTICIPANT_ID = 'agentPolicy.agents';
 
@@ -23,7 +23,7 @@ export function registerChatParticipant(ctx: CommandContext, extensionUri: vscod
       // A refused continuation (still running, cancelled meanwhile), an agent that cannot start: said in the chat.
       const message = error instanceof Error ? error.message : String(error);
       ctx.log.error('chat: the request failed', error);
-      return { errorDetails: { message: `Agent Policy: ${message}` } };
+      return { errorDetails: { message: vscode.l10n.t('Agent Policy: {0}', message) } };
     }
   });
   participant.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'icon.png');
@@ -172,7 +172,7 @@ function showOpenCallbacks(ctx: CommandContext, metadata: ChatMetadata | undefin
   stream.markdown(`${CHAT_TEXTS.openCallbacks(open.length)}\n\n`);
   const streamContext = chatStreamContext(ctx, metadata?.sessionId ?? '');
   for (const c of open) {
-    for (const part of cardParts(c, `**${escapeMarkdown(c.agent)}** `, streamContext)) write(stream, part, ctx.workspaceFolder);
+    for (const part of cardParts(c, c.agent, streamContext)) write(stream, part, ctx.workspaceFolder);
   }
   return metadata ? { metadata } : {};
 }

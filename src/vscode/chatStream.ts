@@ -6,6 +6,7 @@
 // names) is untrusted. The agent's text is its own part (shown as markdown, never trusted for
 // commands); inside our markdown every untrusted value is escaped or in a code span. Buttons carry
 // a callback id only: the command they run answers the open callback, checked like any other answer.
+import * as l10n from '@vscode/l10n';
 import type { OpenCallback } from '../runtime/answers.js';
 import { summarizeInput } from '../runtime/audit.js';
 import type { RuntimeEvent } from '../runtime/events.js';
@@ -14,76 +15,113 @@ import type { Choice } from './answering.js';
 import { chatAnswerArg, type ChatAnswerArg } from './chatApprovals.js';
 import { describeRule } from './describe.js';
 
-/** Every text the chat shows, in one place (for localisation). */
+/**
+ * Every text the chat shows, in one place. Through @vscode/l10n (English in plain Node; core.ts
+ * hands it VS Code's bundle), each read when shown, not when the module loads (before the bundle is
+ * set): getters and functions. Untrusted values, escaped or in code spans, and the policy's words
+ * (allow, ask, deny) go in as placeholders, so a translation cannot undo the escaping.
+ */
 export const CHAT_TEXTS = {
-  sessionHeader: (agent: string, sessionId: string, turn: number) => `**${escapeMarkdown(agent)}** · session ${codeSpan(sessionId)}${turn > 1 ? ` · message ${turn}` : ''}`,
-  subagentStarted: (agent: string, task: string) => `▶ Subagent **${escapeMarkdown(agent)}** started: ${escapeMarkdown(summarizeInput(task, 100))}`,
-  subagentEnded: (agent: string, text: string) => `■ Subagent **${escapeMarkdown(agent)}** finished: ${escapeMarkdown(summarizeInput(text, 120))}`,
-  subagentFailed: (agent: string, error: string) => `■ Subagent **${escapeMarkdown(agent)}** failed: ${escapeMarkdown(summarizeInput(error, 120))}`,
+  sessionHeader: (agent: string, sessionId: string, turn: number) => (turn > 1
+    ? l10n.t('**{0}** · session {1} · message {2}', escapeMarkdown(agent), codeSpan(sessionId), turn)
+    : l10n.t('**{0}** · session {1}', escapeMarkdown(agent), codeSpan(sessionId))),
+  subagentStarted: (agent: string, task: string) => `▶ ${l10n.t('Subagent **{0}** started: {1}', escapeMarkdown(agent), escapeMarkdown(summarizeInput(task, 100)))}`,
+  subagentEnded: (agent: string, text: string) => `■ ${l10n.t('Subagent **{0}** finished: {1}', escapeMarkdown(agent), escapeMarkdown(summarizeInput(text, 120)))}`,
+  subagentFailed: (agent: string, error: string) => `■ ${l10n.t('Subagent **{0}** failed: {1}', escapeMarkdown(agent), escapeMarkdown(summarizeInput(error, 120)))}`,
+  /** The call and its decision: symbols, names and values, no words (the policy's decisions are names). */
   toolCall: (who: string, toolId: string, input: string, decision: string) => `${DECISION_ICONS[decision] ?? '•'} ${who}${codeSpan(toolId)} ${codeSpan(input)} → **${decision}**`,
-  decidedBy: (by: string) => ` by ${escapeMarkdown(by)}`,
-  decidedByDefault: ' by the default',
+  decidedBy: (call: string, by: string) => l10n.t({ message: '{0} by {1}', args: [call, escapeMarkdown(by)], comment: ['{0}: a tool call and its decision; {1}: who decided it (a hook, a grant)'] }),
+  decidedByDefault: (call: string) => l10n.t({ message: '{0} by the default', args: [call], comment: ['{0}: a tool call and its decision, made by the policy\'s default'] }),
   /** Followed by the link to the rule's line. */
-  decidedByRule: (rule: { id: string | null; index: number }) => ` by rule ${rule.id !== null ? `"${escapeMarkdown(rule.id)}"` : rule.index + 1} `,
-  toolFailed: (content: string) => `  ↳ error: ${escapeMarkdown(summarizeInput(content, 120))}`,
-  askTitle: (who: string, toolId: string, input: string) => `**Approval needed** — ${who}wants to run ${codeSpan(toolId)} ${codeSpan(input)}`,
-  askedBy: (rule: string) => `Asked by ${escapeMarkdown(rule)}.`,
-  signInTitle: (who: string, sources: string) => `**Sign-in needed** — ${who}needs a sign-in to ${escapeMarkdown(sources)}.`,
-  elicitationTitle: (server: string, message: string) => `**Request for input** — the MCP server ${escapeMarkdown(server)} asks: ${escapeMarkdown(message)}`,
-  reviewTitle: (toolId: string, input: string, chars: number) => `**Result held for review** — ${codeSpan(toolId)} ${codeSpan(input)}, ${chars} characters, before the agent sees it.`,
-  settled: (outcome: string, by: string, via: AnswerSurface | undefined) => `${SETTLED_ICONS[outcome] ?? '•'} ${outcomeText(outcome, by)}${via ? ` ${SURFACES[via]}` : ''}.`,
+  decidedByRule: (call: string, rule: { id: string | null; index: number }) =>
+    `${rule.id !== null ? l10n.t('{0} by rule "{1}"', call, escapeMarkdown(rule.id)) : l10n.t('{0} by rule {1}', call, rule.index + 1)} `,
+  toolFailed: (content: string) => `  ↳ ${l10n.t('error: {0}', escapeMarkdown(summarizeInput(content, 120)))}`,
+  askTitle: (agent: string, toolId: string, input: string) => l10n.t('**Approval needed** — **{0}** wants to run {1} {2}', escapeMarkdown(agent), codeSpan(toolId), codeSpan(input)),
+  askedBy: (rule: string) => l10n.t('Asked by {0}.', escapeMarkdown(rule)),
+  signInTitle: (agent: string, sources: string) => l10n.t('**Sign-in needed** — **{0}** needs a sign-in to {1}.', escapeMarkdown(agent), escapeMarkdown(sources)),
+  elicitationTitle: (server: string, message: string) => l10n.t('**Request for input** — the MCP server {0} asks: {1}', escapeMarkdown(server), escapeMarkdown(message)),
+  reviewTitle: (toolId: string, input: string, chars: number) => l10n.t('**Result held for review** — {0} {1}, {2} characters, before the agent sees it.', codeSpan(toolId), codeSpan(input), chars),
+  settled: (outcome: string, by: string, via: AnswerSurface | undefined) => `${SETTLED_ICONS[outcome] ?? '•'} ${settledText(outcomeText(outcome, by), via)}`,
   warning: (message: string) => `⚠ ${escapeMarkdown(message)}`,
-  marks: (added: readonly string[]) => `• The session is now marked ${added.map(codeSpan).join(', ')}.`,
-  failed: (error: string) => `**The turn failed:** ${escapeMarkdown(error)}`,
-  cancelled: 'The session was cancelled.',
-  signInButton: 'Sign In…',
-  respondButton: 'Respond…',
-  declineButton: 'Decline',
-  passButton: 'Pass',
-  withholdButton: 'Withhold',
-  showButton: 'Show',
-  allowForAWhileButton: 'Allow for a While…',
-  gone: 'The session of this conversation is not in this window any more (it was reloaded or closed): a new session starts.',
-  wasCancelled: 'The session of this conversation was cancelled: a new session starts.',
-  busy: (sessionId: string) => `Session ${codeSpan(sessionId)} is still running: answer what it asks (the buttons above, a notification or the Open Callbacks view), then send your message again.`,
-  agentsList: (agents: ReadonlyArray<{ name: string; about: string }>, unknown: string | undefined) => [
-    `${unknown !== undefined ? `There is no agent named ${codeSpan(unknown)}. ` : ''}Start a session with \`/agent <name> <what to do>\`; a message without a command continues this conversation's session (the first starts ${agents[0] ? codeSpan(agents[0].name) : 'the default agent'}).`,
-    '',
-    ...agents.map((a) => `- ${codeSpan(a.name)}${a.about ? ` — ${escapeMarkdown(summarizeInput(a.about, 140))}` : ''}`),
-  ].join('\n'),
-  empty: 'Tell the agent what to do, e.g. `@agents what do atlas and beacon cost?` or `@agents /agent main what do atlas and beacon cost?`.',
-  noDecision: 'No tool call has been decided in this conversation yet.',
-  explaining: (toolId: string) => `Explain a Tool Call opens, prefilled with the last decision's call (${codeSpan(toolId)}): press Enter twice to see why it was decided so.`,
-  openCallbacks: (count: number) => (count === 0 ? 'Nothing of this session waits for an answer.' : `${count} open callback${count === 1 ? '' : 's'} of this session:`),
-  noOpenAsk: 'No ask of this session is open now: Allow and Add Rule… adds a rule while it allows an open ask. The policy file opens so that you can add one by hand.',
-  openPolicyButton: 'Open Workspace Policy',
-  showCallbacksButton: 'Show Open Callbacks',
-  followupExplain: 'Explain the last decision',
-  followupCallbacks: 'Show open callbacks',
-  followupRule: 'Add a rule for this',
-} as const;
+  marks: (added: readonly string[]) => `• ${l10n.t('The session is now marked {0}.', added.map(codeSpan).join(', '))}`,
+  failed: (error: string) => l10n.t('**The turn failed:** {0}', escapeMarkdown(error)),
+  get cancelled() { return l10n.t('The session was cancelled.'); },
+  get signInButton() { return l10n.t('Sign In…'); },
+  get respondButton() { return l10n.t('Respond…'); },
+  get declineButton() { return l10n.t('Decline'); },
+  get passButton() { return l10n.t('Pass'); },
+  get withholdButton() { return l10n.t('Withhold'); },
+  get showButton() { return l10n.t('Show'); },
+  get allowForAWhileButton() { return l10n.t('Allow for a While…'); },
+  get gone() { return l10n.t('The session of this conversation is not in this window any more (it was reloaded or closed): a new session starts.'); },
+  get wasCancelled() { return l10n.t('The session of this conversation was cancelled: a new session starts.'); },
+  busy: (sessionId: string) => l10n.t('Session {0} is still running: answer what it asks (the buttons above, a notification or the Open Callbacks view), then send your message again.', codeSpan(sessionId)),
+  agentsList: (agents: ReadonlyArray<{ name: string; about: string }>, unknown: string | undefined) => {
+    const usage = agents[0]
+      ? l10n.t('Start a session with {0}; a message without a command continues this conversation\'s session (the first starts {1}).', AGENT_COMMAND, codeSpan(agents[0].name))
+      : l10n.t('Start a session with {0}; a message without a command continues this conversation\'s session (the first starts the default agent).', AGENT_COMMAND);
+    return [
+      unknown !== undefined ? `${l10n.t('There is no agent named {0}.', codeSpan(unknown))} ${usage}` : usage,
+      '',
+      ...agents.map((a) => `- ${codeSpan(a.name)}${a.about ? ` — ${escapeMarkdown(summarizeInput(a.about, 140))}` : ''}`),
+    ].join('\n');
+  },
+  get empty() { return l10n.t('Tell the agent what to do, e.g. {0} or {1}.', '`@agents what do atlas and beacon cost?`', '`@agents /agent main what do atlas and beacon cost?`'); },
+  get noDecision() { return l10n.t('No tool call has been decided in this conversation yet.'); },
+  explaining: (toolId: string) => l10n.t('Explain a Tool Call opens, prefilled with the last decision\'s call ({0}): press Enter twice to see why it was decided so.', codeSpan(toolId)),
+  openCallbacks: (count: number) => (count === 0
+    ? l10n.t('Nothing of this session waits for an answer.')
+    : count === 1 ? l10n.t('1 open callback of this session:') : l10n.t('{0} open callbacks of this session:', count)),
+  get noOpenAsk() { return l10n.t('No ask of this session is open now: Allow and Add Rule… adds a rule while it allows an open ask. The policy file opens so that you can add one by hand.'); },
+  get openPolicyButton() { return l10n.t('Open Workspace Policy'); },
+  get showCallbacksButton() { return l10n.t('Show Open Callbacks'); },
+  get followupExplain() { return l10n.t('Explain the last decision'); },
+  get followupCallbacks() { return l10n.t('Show open callbacks'); },
+  get followupRule() { return l10n.t('Add a rule for this'); },
+};
 
+/** The `/agent` command's syntax, a code span (placeholder of the usage sentence). */
+const AGENT_COMMAND = '`/agent <name> <what to do>`';
 const DECISION_ICONS: Record<string, string> = { allow: '✓', ask: '?', deny: '✗' };
 // Text symbols, not emoji: they render in every font (headless browsers have no emoji font).
 const SETTLED_ICONS: Record<string, string> = { 'allow-once': '✓', 'allow-session': '✓', 'allow-duration': '✓', deny: '✗', closed: '–', connected: '✓', refused: '✗', accepted: '✓', declined: '✗', cancelled: '–', passed: '✓', withheld: '✗' };
-const SURFACES: Record<AnswerSurface, string> = {
-  notification: 'from the notification',
-  tree: 'from the Open Callbacks view',
-  palette: 'from the command palette',
-  chat: 'here in the chat',
-};
-const OUTCOMES: Record<string, string> = {
-  'allow-once': 'Allowed once', 'allow-session': 'Allowed for the session', 'allow-duration': 'Allowed for a while', deny: 'Denied',
-  closed: 'Closed unanswered', connected: 'Signed in', refused: 'Sign-in refused', accepted: 'Answered', declined: 'Declined',
-  cancelled: 'Cancelled', passed: 'Result passed', withheld: 'Result withheld',
-};
+
+/** How a callback settled, a phrase (`Allowed once`), or undefined for an outcome we do not know. */
+function outcomePhrase(outcome: string): string | undefined {
+  switch (outcome) {
+    case 'allow-once': return l10n.t('Allowed once');
+    case 'allow-session': return l10n.t('Allowed for the session');
+    case 'allow-duration': return l10n.t('Allowed for a while');
+    case 'deny': return l10n.t('Denied');
+    case 'closed': return l10n.t('Closed unanswered');
+    case 'connected': return l10n.t('Signed in');
+    case 'refused': return l10n.t('Sign-in refused');
+    case 'accepted': return l10n.t('Answered');
+    case 'declined': return l10n.t('Declined');
+    case 'cancelled': return l10n.t('Cancelled');
+    case 'passed': return l10n.t('Result passed');
+    case 'withheld': return l10n.t('Result withheld');
+    default: return undefined;
+  }
+}
 
 function outcomeText(outcome: string, by: string): string {
-  const what = OUTCOMES[outcome] ?? escapeMarkdown(outcome);
-  if (by === 'timeout') return `${what}: the ask timed out`;
-  if (by === 'person') return `${what} by a person`;
-  if (by === 'handler') return `${what} by the session's handler`;
+  const what = outcomePhrase(outcome) ?? escapeMarkdown(outcome);
+  if (by === 'timeout') return l10n.t('{0}: the ask timed out', what);
+  if (by === 'person') return l10n.t('{0} by a person', what);
+  if (by === 'handler') return l10n.t('{0} by the session\'s handler', what);
   return what;
+}
+
+/** The settled sentence: how, and from which surface when known. */
+function settledText(how: string, via: AnswerSurface | undefined): string {
+  switch (via) {
+    case 'notification': return l10n.t('{0} from the notification.', how);
+    case 'tree': return l10n.t('{0} from the Open Callbacks view.', how);
+    case 'palette': return l10n.t('{0} from the command palette.', how);
+    case 'chat': return l10n.t('{0} here in the chat.', how);
+    default: return l10n.t({ message: '{0}.', args: [how], comment: ['{0}: how an ask was settled (Allowed once by a person), the surface unknown'] });
+  }
 }
 
 export type ChatPart =
@@ -132,14 +170,14 @@ export function chatParts(e: RuntimeEvent, ctx: ChatStreamContext): ChatPart[] {
       const line = CHAT_TEXTS.toolCall(who(e.agent, e.sessionId), e.toolId, summarizeInput(e.input, 80), e.effective);
       const rule = e.decision.rule;
       // Who decided: a hook or a grant (by), else the rule (linked to its line) or the default.
-      if (e.by !== 'policy') return [md(line + CHAT_TEXTS.decidedBy(e.by))];
-      if (!rule) return [md(line + CHAT_TEXTS.decidedByDefault)];
-      return [{ kind: 'markdown', value: `${line}${CHAT_TEXTS.decidedByRule(rule)}`, inline: true }, { kind: 'rule', file: rule.file, line: rule.line, title: ruleTitle(rule) }];
+      if (e.by !== 'policy') return [md(CHAT_TEXTS.decidedBy(line, e.by))];
+      if (!rule) return [md(CHAT_TEXTS.decidedByDefault(line))];
+      return [{ kind: 'markdown', value: CHAT_TEXTS.decidedByRule(line, rule), inline: true }, { kind: 'rule', file: rule.file, line: rule.line, title: ruleTitle(rule) }];
     }
     case 'tool-result':
       return e.ok ? [] : [md(CHAT_TEXTS.toolFailed(e.content))];
     case 'callback-opened':
-      return cardParts(e.callback, `**${escapeMarkdown(e.agent)}** `, ctx);
+      return cardParts(e.callback, e.agent, ctx);
     case 'callback-settled':
       return [md(CHAT_TEXTS.settled(e.outcome, e.by, ctx.viaOf(e.callbackId)))];
     case 'warning':
@@ -151,12 +189,12 @@ export function chatParts(e: RuntimeEvent, ctx: ChatStreamContext): ChatPart[] {
   }
 }
 
-/** The card of an open callback: what it asks, who asked and why (with the rule's line), and its buttons. */
-export function cardParts(c: OpenCallback, who: string, ctx: ChatStreamContext): ChatPart[] {
+/** The card of an open callback: what it asks, which agent asked and why (with the rule's line), and its buttons. */
+export function cardParts(c: OpenCallback, agent: string, ctx: ChatStreamContext): ChatPart[] {
   const arg = chatAnswerArg(c.id);
   const buttons = (list: Array<[string, string]>): ChatPart => ({ kind: 'buttons', callbackId: c.id, buttons: list.map(([command, title]) => ({ command, title, argument: arg })) });
   if (c.type === 'sign-in') {
-    return [md(CHAT_TEXTS.signInTitle(who, c.sources.map((s) => s.name).join(', '))), buttons([['agentPolicy.signIn', CHAT_TEXTS.signInButton]])];
+    return [md(CHAT_TEXTS.signInTitle(agent, c.sources.map((s) => s.name).join(', '))), buttons([['agentPolicy.signIn', CHAT_TEXTS.signInButton]])];
   }
   if (c.type === 'elicitation') {
     return [md(CHAT_TEXTS.elicitationTitle(c.request.source.name, summarizeInput(c.request.message, 200))), buttons([['agentPolicy.respond', CHAT_TEXTS.respondButton]])];
@@ -171,7 +209,7 @@ export function cardParts(c: OpenCallback, who: string, ctx: ChatStreamContext):
   const choices = ctx.choicesFor(c);
   const list: Array<[string, string]> = choices.map((choice) =>
     choice === 'allow' || choice === 'allow-session' || choice === 'deny' ? [CHOICE_COMMANDS[choice], ctx.labelOf(choice)] : ['agentPolicy.allowForAWhile', CHAT_TEXTS.allowForAWhileButton]);
-  return [md(`${CHAT_TEXTS.askTitle(who, c.request.tool.id, summarizeInput(c.request.input, 80))}\n\n${CHAT_TEXTS.askedBy(describeRule(c))}`), ...ruleLink(c), buttons(list)];
+  return [md(`${CHAT_TEXTS.askTitle(agent, c.request.tool.id, summarizeInput(c.request.input, 80))}\n\n${CHAT_TEXTS.askedBy(describeRule(c))}`), ...ruleLink(c), buttons(list)];
 }
 
 function ruleLink(c: Extract<OpenCallback, { type: 'approval' | 'result-review' }>): ChatPart[] {

@@ -164,8 +164,11 @@ describe('the scripted model answering VS Code itself', () => {
 });
 
 describe('the manifest contributes the provider', () => {
-  it('under the vendor the provider registers', () => {
-    const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { contributes: { languageModelChatProviders: Array<{ vendor: string; displayName: string }> } };
-    assert.deepEqual(manifest.contributes.languageModelChatProviders, [{ vendor: CHAT_VENDOR, displayName: 'Agent Policy' }]);
+  it('under the vendor the provider registers, its name a %key% of package.nls.json', () => {
+    const read = (file: string): unknown => JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', file), 'utf8'));
+    const manifest = read('package.json') as { contributes: { languageModelChatProviders: Array<{ vendor: string; displayName: string }> } };
+    const key = 'languageModelChatProvider.agent-policy.displayName';
+    assert.deepEqual(manifest.contributes.languageModelChatProviders, [{ vendor: CHAT_VENDOR, displayName: `%${key}%` }]);
+    assert.equal((read('package.nls.json') as Record<string, string>)[key], 'Agent Policy');
   });
 });

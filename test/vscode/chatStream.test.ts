@@ -1,13 +1,16 @@
 // What the Chat view shows of a session: each runtime event as chat parts. Untrusted text (the
 // agent's, a tool's input, a server's message) never becomes our markdown's links or commands.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as l10n from '@vscode/l10n';
 import fc from 'fast-check';
 import { OpenApproval, OpenElicitation, OpenSignIn } from '../../src/runtime/answers.js';
 import type { RuntimeEvent } from '../../src/runtime/events.js';
 import type { AnswerSurface } from '../../src/runtime/sessionHost.js';
 import type { Choice } from '../../src/vscode/answering.js';
 import { isChatAnswerArg } from '../../src/vscode/chatApprovals.js';
-import { chatParts, codeSpan, escapeMarkdown, type ChatPart, type ChatStreamContext } from '../../src/vscode/chatStream.js';
+import { CHAT_TEXTS, chatParts, codeSpan, escapeMarkdown, type ChatPart, type ChatStreamContext } from '../../src/vscode/chatStream.js';
 
 const via = new Map<string, AnswerSurface>();
 const ctx: ChatStreamContext = {
@@ -78,6 +81,24 @@ describe('the chat stream', () => {
     assert.equal(settled('allow-session', 'person', 'cb_c'), '✓ Allowed for the session by a person here in the chat.');
     assert.equal(settled('deny', 'timeout', 'cb_x'), '✗ Denied: the ask timed out.');
     assert.equal(settled('closed', 'cancel', 'cb_y'), '– Closed unanswered.');
+  });
+
+  it("follows the bundle VS Code hands it (core.ts), read when shown: every phrase translated, the escaped values and code spans kept as they are", () => {
+    // A pseudo-translation of the whole English bundle: each message wrapped in ⟦…⟧, its placeholders left as they are.
+    const english = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'l10n', 'bundle.l10n.json'), 'utf8')) as Record<string, string | { message: string }>;
+    l10n.config({ contents: Object.fromEntries(Object.entries(english).map(([key, m]) => [key, `⟦${typeof m === 'string' ? m : m.message}⟧`])) });
+    try {
+      const card = text(chatParts({ type: 'callback-opened', sessionId: 'sess_sub', turnId: 't', agent: 'r_x', callback: approval('cb_1', 'sess_sub', 'r_x') }, ctx));
+      assert.ok(card.startsWith('⟦**Approval needed** — **r\\_x** wants to run `builtin.write_file` `path: src/answer.txt`⟧'), card);
+      assert.equal(CHAT_TEXTS.cancelled, '⟦The session was cancelled.⟧');
+      assert.equal(CHAT_TEXTS.openCallbacks(2), '⟦{0} open callbacks of this session:⟧'.replace('{0}', '2'));
+      via.set('cb_t', 'tree');
+      assert.equal(text(chatParts({ type: 'callback-settled', sessionId: 'sess_root', turnId: 't', agent: 'main', callbackId: 'cb_t', outcome: 'deny', by: 'person' }, ctx)), '✗ ⟦⟦⟦Denied⟧ by a person⟧ from the Open Callbacks view.⟧');
+      assert.equal(text(chatParts({ type: 'callback-settled', sessionId: 'sess_root', turnId: 't', agent: 'main', callbackId: 'cb_none', outcome: 'closed', by: 'cancel' }, ctx)), '– ⟦⟦Closed unanswered⟧.⟧');
+    } finally {
+      l10n.config({ contents: {} });
+    }
+    assert.equal(CHAT_TEXTS.cancelled, 'The session was cancelled.');
   });
 
   it('untrusted text in our markdown never makes a link, an image, a command or a new line (property)', () => {

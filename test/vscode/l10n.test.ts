@@ -4,6 +4,9 @@
 // l10n/bundle.l10n.json. The calls are read with the TypeScript compiler's parser: a first argument
 // that is not a literal (a template with substitutions, a concatenation, a variable) has no key a
 // translator could find, and fails here. The bundle must also be exactly what `npm run l10n` writes.
+// And no file of src/vscode shows a hard-coded text: where a person reads (notifications and their
+// buttons, the chat's markdown and progress, titles, labels, placeholders, tooltips), a literal
+// with words is a string that escaped l10n.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -11,8 +14,9 @@ import * as path from 'node:path';
 import { getL10nJson } from '@vscode/l10n-dev';
 import type { Node, SourceFile } from 'typescript/unstable/ast';
 import {
-  isArrayLiteralExpression, isCallExpression, isIdentifier, isNoSubstitutionTemplateLiteral, isObjectLiteralExpression,
-  isPropertyAccessExpression, isPropertyAssignment, isStringLiteral, isTaggedTemplateExpression,
+  isArrayLiteralExpression, isBinaryExpression, isCallExpression, isConditionalExpression, isIdentifier, isNoSubstitutionTemplateLiteral,
+  isObjectLiteralExpression, isParenthesizedExpression, isPropertyAccessExpression, isPropertyAssignment, isStringLiteral,
+  isTaggedTemplateExpression, isTemplateExpression,
 } from 'typescript/unstable/ast/is';
 import { API } from 'typescript/unstable/sync';
 
@@ -41,6 +45,7 @@ const USER_FACING = [
   /^capabilities\.untrustedWorkspaces\.description$/,
   /^contributes\.chatParticipants\[\d+\]\.(fullName|description|sampleRequest)$/,
   /^contributes\.chatParticipants\[\d+\]\.commands\[\d+\]\.description$/,
+  /^contributes\.languageModelChatProviders\[\d+\]\.displayName$/,
 ];
 
 export function manifestKeyProblems(manifest: unknown, nls: Record<string, unknown>): string[] {
@@ -103,22 +108,79 @@ export function l10nCalls(file: SourceFile, relative: string): L10nCall[] {
   return calls;
 }
 
+export interface HardCodedText {
+  file: string;
+  line: number;
+  text: string;
+}
+
+/** Calls whose arguments a person reads: the notifications' messages and buttons, the chat's markdown and progress. */
+const SHOWN_ARGUMENTS = new Set(['showInformationMessage', 'showWarningMessage', 'showErrorMessage', 'markdown', 'progress']);
+/** Properties a person reads: quick picks', input boxes', tree items', buttons' and the model picker's. */
+const SHOWN_PROPERTIES = new Set(['title', 'placeHolder', 'placeholder', 'prompt', 'label', 'tooltip', 'description', 'detail']);
+/** Words: a literal with none (`'\\n\\n'`, `'•'`) is markdown syntax or a symbol, not a sentence. */
+const WORDS = /\p{L}{2}/u;
+/** An icon in a label: `$(edit)`, or the `$(` a template completes with the icon's name. */
+const CODICON = /\$\([\w-]*\)?/g;
+
+/**
+ * Literals with words where a person reads them (SHOWN_ARGUMENTS, SHOWN_PROPERTIES): each must be an
+ * `l10n.t(…)` call or a value (a variable, a property, another call), never a literal, a template or
+ * a concatenation with words in it. Log lines, command ids and setting keys are in none of those places.
+ */
+export function hardCodedTexts(file: SourceFile, relative: string): HardCodedText[] {
+  const found: HardCodedText[] = [];
+  const at = (node: Node): number => file.getLineAndCharacterOfPosition(node.getStart(file)).line + 1;
+  /** The literal text with words in `node` (through conditionals, parentheses, concatenations and templates), if any. */
+  const wordy = (node: Node): boolean => {
+    if (isStringLiteral(node) || isNoSubstitutionTemplateLiteral(node)) return WORDS.test(node.text.replace(CODICON, ''));
+    // A template's own text, codicons (`$(edit) `) aside; what goes into it is a value.
+    if (isTemplateExpression(node)) return [node.head.text, ...node.templateSpans.map((span) => span.literal.text)].some((text) => WORDS.test(text.replace(CODICON, '')));
+    if (isBinaryExpression(node)) return wordy(node.left) || wordy(node.right);
+    if (isConditionalExpression(node)) return wordy(node.whenTrue) || wordy(node.whenFalse);
+    if (isParenthesizedExpression(node)) return wordy(node.expression);
+    return false;
+  };
+  const check = (node: Node): void => {
+    if (wordy(node)) found.push({ file: relative, line: at(node), text: node.getText(file).slice(0, 120) });
+  };
+  const visit = (node: Node): void => {
+    if (isCallExpression(node) && isPropertyAccessExpression(node.expression) && SHOWN_ARGUMENTS.has(node.expression.name.text)) node.arguments.forEach(check);
+    if (isPropertyAssignment(node) && (isIdentifier(node.name) || isStringLiteral(node.name)) && SHOWN_PROPERTIES.has(node.name.text)) check(node.initializer);
+    node.forEachChild(visit);
+  };
+  file.forEachChild(visit);
+  return found;
+}
+
 function layerFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? layerFiles(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
 }
 
-/** The l10n.t calls of `files`, parsed by the TypeScript 7 compiler API (the compiler runs as a child process) in the project of `dir`'s tsconfig.json. */
-function parsedCalls(dir: string, files: string[]): L10nCall[] {
+/** `read` of each of `files`, parsed by the TypeScript 7 compiler API (the compiler runs as a child process) in the project of `dir`'s tsconfig.json. */
+function parsed<T>(dir: string, files: string[], read: (source: SourceFile, relative: string) => T[]): T[] {
   const api = new API({ cwd: dir });
   try {
     const project = api.updateSnapshot({ openProjects: [path.join(dir, 'tsconfig.json')] }).getProjects()[0]!;
     return files.flatMap((file) => {
       const source = project.program.getSourceFile(file);
       assert.ok(source, `${file} is not in the program of ${dir}/tsconfig.json`);
-      return l10nCalls(source, path.relative(root, file));
+      return read(source, path.relative(root, file));
     });
   } finally {
     api.close();
+  }
+}
+
+/** `read` of a planted file of these lines, parsed as the layer's files are. */
+function parsedPlant<T>(lines: string[], read: (source: SourceFile, relative: string) => T[]): T[] {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'l10n-plant-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { noEmit: true, types: [] }, files: ['planted.ts'] }));
+    fs.writeFileSync(path.join(dir, 'planted.ts'), lines.join('\n'));
+    return parsed(dir, [path.join(dir, 'planted.ts')], read);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -127,10 +189,13 @@ describe('localisable strings', () => {
   const nls = readJson('package.nls.json') as Record<string, unknown>;
   const bundle = readJson('l10n/bundle.l10n.json') as Record<string, unknown>;
   let calls: L10nCall[] = [];
+  let hardCoded: HardCodedText[] = [];
 
   before(function () {
     this.timeout(120_000);
-    calls = parsedCalls(root, layerFiles(LAYER));
+    const read = parsed(root, layerFiles(LAYER), (source, relative) => [{ calls: l10nCalls(source, relative), hardCoded: hardCodedTexts(source, relative) }]);
+    calls = read.flatMap((r) => r.calls);
+    hardCoded = read.flatMap((r) => r.hardCoded);
   });
 
   it('gives every %key% of package.json an entry in package.nls.json, uses every entry, and hard-codes no user-facing string', () => {
@@ -157,6 +222,10 @@ describe('localisable strings', () => {
     assert.deepEqual(bad, [], 'the first argument of l10n.t must be a string literal; pass values as {0}, {1}…');
   });
 
+  it('shows no hard-coded text: notifications, the chat\'s markdown and progress, titles, labels, placeholders, tooltips go through l10n.t', () => {
+    assert.deepEqual(hardCoded.map((h) => `${h.file}:${h.line}: ${h.text}`), [], 'a text a person reads must be l10n.t(…) (values as {0}, {1}…)');
+  });
+
   it('has every l10n.t key of src/vscode in l10n/bundle.l10n.json (run npm run l10n)', () => {
     const missing = calls.filter((c) => c.key !== undefined && !(c.key in bundle)).map((c) => `${c.file}:${c.line}: ${JSON.stringify(c.key)}`);
     assert.deepEqual(missing, [], 'missing from l10n/bundle.l10n.json: run npm run l10n');
@@ -166,25 +235,47 @@ describe('localisable strings', () => {
 
   it('finds a template message, a concatenation and a key the bundle lacks (the check can fail)', function () {
     this.timeout(120_000);
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'l10n-plant-'));
-    try {
-      fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { noEmit: true, types: [] }, files: ['planted.ts'] }));
-      const lines = [
-        "import * as l10n from '@vscode/l10n';",
-        "const who = 'x';",
-        "l10n.t('Allow for {0}', who);",
-        'l10n.t(`Hello ${who}`);',
-        "l10n.t('Hello ' + who);",
-        "l10n.t('A key no bundle has');",
-        "l10n.t({ message: 'Deny', comment: ['a button'] });",
-      ];
-      fs.writeFileSync(path.join(dir, 'planted.ts'), lines.join('\n'));
-      const planted = parsedCalls(dir, [path.join(dir, 'planted.ts')]);
-      assert.deepEqual(planted.map((c) => [c.line, c.key]), [[3, 'Allow for {0}'], [4, undefined], [5, undefined], [6, 'A key no bundle has'], [7, 'Deny/a button']]);
-      assert.deepEqual(planted.filter((c) => c.key !== undefined && !(c.key in bundle)).map((c) => c.key), ['A key no bundle has', 'Deny/a button']);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    const lines = [
+      "import * as l10n from '@vscode/l10n';",
+      "const who = 'x';",
+      "l10n.t('Allow for {0}', who);",
+      'l10n.t(`Hello ${who}`);',
+      "l10n.t('Hello ' + who);",
+      "l10n.t('A key no bundle has');",
+      "l10n.t({ message: 'Deny', comment: ['a button'] });",
+    ];
+    const planted = parsedPlant(lines, l10nCalls);
+    assert.deepEqual(planted.map((c) => [c.line, c.key]), [[3, 'Allow for {0}'], [4, undefined], [5, undefined], [6, 'A key no bundle has'], [7, 'Deny/a button']]);
+    assert.deepEqual(planted.filter((c) => c.key !== undefined && !(c.key in bundle)).map((c) => c.key), ['A key no bundle has', 'Deny/a button']);
+  });
+
+  it('finds hard-coded texts where a person reads them, and leaves log lines, ids, setting keys, markdown syntax and icons alone (the check can fail)', function () {
+    this.timeout(120_000);
+    const lines = [
+      'declare const vscode: any, stream: any, log: any, l10n: any, n: number, name: string;',
+      "void vscode.window.showInformationMessage('Agent Policy: done');",
+      "void vscode.window.showWarningMessage(l10n.t('Agent Policy: {0} failed', name), 'Open Log');",
+      "stream.markdown(`**The turn failed:** ${name}`);",
+      "stream.progress('Working…');",
+      "stream.button({ command: 'agentPolicy.openPolicy', title: 'Open Policy' });",
+      "void vscode.window.showQuickPick([], { placeHolder: n > 1 ? 'Pick ' + n : l10n.t('Pick one') });",
+      "const item = { label: `$(edit) Respond`, tooltip: name };",
+      "log.info('the chat started a session'); log.warn(`could not read ${name}: not found`);",
+      "void vscode.commands.executeCommand('agentPolicy.focusCallbacks'); vscode.workspace.getConfiguration().get('agentPolicy.model.default');",
+      "stream.markdown('\\n\\n'); stream.markdown(`${name}\\n\\n`); stream.markdown(l10n.t('Done.'));",
+      "const fine = { label: `$(${n ? 'unlock' : 'watch'}) ${name}`, title: l10n.t('Agent Policy'), detail: name, description: '•' };",
+      "void vscode.window.showErrorMessage(l10n.t('Failed: {0}', name), l10n.t('Open Log'));",
+    ];
+    const planted = parsedPlant(lines, hardCodedTexts);
+    assert.deepEqual(planted.map((h) => [h.line, h.text]), [
+      [2, "'Agent Policy: done'"],
+      [3, "'Open Log'"],
+      [4, '`**The turn failed:** ${name}`'],
+      [5, "'Working…'"],
+      [6, "'Open Policy'"],
+      [7, "n > 1 ? 'Pick ' + n : l10n.t('Pick one')"],
+      [8, '`$(edit) Respond`'],
+    ]);
   });
 
   it('holds exactly what npm run l10n extracts (@vscode/l10n-dev)', async function () {
