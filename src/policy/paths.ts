@@ -42,10 +42,11 @@ export class PathResolver {
 
   /** `likelyExists`: the path is probably there (a read): try the one-call way first; the answer is the same. */
   resolve(value: string, likelyExists = false): ResolvedPath {
-    const normal = path.resolve(this.workspace, fromFileUri(value));
-    const absolute = this.followSymlinks ? realpathOfExistingPrefix(normal, 0, likelyExists) : normal;
+    // Most values are relative paths already in normal form: joined as they are, no path.resolve.
+    const normal = isNormalRelative(value) ? (value === '' ? this.workspace : this.workspace + path.sep + value) : path.resolve(this.workspace, fromFileUri(value));
+    const absolute = this.followSymlinks ? realpathOfExistingPrefix(normal, likelyExists) : normal;
     const rel = relativeInside(this.workspace, absolute);
-    return { absolute, relative: rel === null ? null : rel.split(path.sep).join('/') };
+    return { absolute, relative: rel === null || path.sep === '/' ? rel : rel.split(path.sep).join('/') };
   }
 
   /**
@@ -53,6 +54,7 @@ export class PathResolver {
    * file system (so a warning never depends on which rules made the engine resolve it).
    */
   outsideAsWritten(value: string): boolean {
+    if (isNormalRelative(value)) return false;
     const normal = path.resolve(this.workspace, fromFileUri(value));
     return relativeInside(this.workspace, normal) === null && relativeInside(this.named, normal) === null;
   }
@@ -73,8 +75,32 @@ function fromFileUri(value: string): string {
   }
 }
 
+/**
+ * Whether `value` is a relative path in normal form, which path.resolve would only join to the
+ * folder: no leading `/`, no empty, `.` or `..` segment, no `file:` URI, and on POSIX only (a
+ * Windows path has two separators and drive letters). '' is the folder itself.
+ */
+export function isNormalRelative(value: string): boolean {
+  if (path.sep !== '/' || value.startsWith('file:')) return false;
+  let segmentStart = 0;
+  for (let i = 0; i <= value.length; i++) {
+    if (i < value.length && value.charCodeAt(i) !== 0x2f) continue;
+    const length = i - segmentStart;
+    // An empty segment (a leading, doubled or trailing `/`) or `.` and `..`: not in normal form.
+    if (length === 0) return value.length === 0;
+    if (length <= 2 && value.charCodeAt(segmentStart) === 0x2e && (length === 1 || value.charCodeAt(segmentStart + 1) === 0x2e)) return false;
+    segmentStart = i + 1;
+  }
+  return true;
+}
+
 /** The path of `target` relative to `folder`, or null when it is outside. */
 function relativeInside(folder: string, target: string): string | null {
+  // Both absolute and in normal form: a target under the folder is the folder, a separator and the rest.
+  if (target.startsWith(folder)) {
+    if (target.length === folder.length) return '';
+    if (target.charCodeAt(folder.length) === 0x2f && path.sep === '/' && !folder.endsWith('/')) return target.slice(folder.length + 1);
+  }
   const rel = path.relative(folder, target);
   // `..` as a whole first segment, not a name such as `..cache` that merely starts with it.
   const inside = rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
@@ -111,16 +137,37 @@ export function pathValues(input: unknown, declared: readonly string[] | undefin
  * realpath of the longest prefix that exists, with the rest appended: a file about to be
  * created inside a symlinked folder is judged by where it will really land.
  */
-export function realpathOfExistingPrefix(absolute: string, depth = 0, likelyExists = false): string {
+export function realpathOfExistingPrefix(absolute: string, likelyExists = false): string {
   if (likelyExists) {
-    // One system call when the path exists; when it does not, the thrown error costs more than
-    // the lstat below would have (which is why paths about to be written do not start here).
+    // One realpath when the path exists; when it does not, the thrown error costs more than the
+    // two calls below would have (which is why paths about to be written do not start here).
     try {
       return fs.realpathSync.native(absolute);
     } catch {
       // not there (or a dangling link): the walk below
     }
+  } else {
+    // A path about to be written: its folder is mostly there, the file itself often not. The
+    // folder's real path, then the file's lstat: two system calls where the walk below makes
+    // three for a new file. A file that is not a symbolic link (or not there) lands in the
+    // folder's real path under its own name; a link, or a folder that is not there, takes the walk.
+    const parent = path.dirname(absolute);
+    if (parent !== absolute) {
+      const realParent = realpathQuietly(parent);
+      if (realParent !== undefined) {
+        const entry = lstatQuietly(absolute);
+        if (entry === undefined || !entry.isSymbolicLink()) return path.join(realParent, path.basename(absolute));
+      }
+    }
   }
+  return realpathByWalk(absolute);
+}
+
+/**
+ * The plain way: lstat up to the longest existing prefix, then one realpath of it. The quick
+ * ways above give the same answer (a test compares them over links, dangling links and gaps).
+ */
+export function realpathByWalk(absolute: string, depth = 0): string {
   let existing = absolute;
   const rest: string[] = [];
   for (;;) {
@@ -136,7 +183,7 @@ export function realpathOfExistingPrefix(absolute: string, depth = 0, likelyExis
         if (entry.isSymbolicLink() && depth < 40) {
           const target = readlinkQuietly(existing);
           if (target !== undefined) {
-            return realpathOfExistingPrefix(path.join(path.resolve(path.dirname(existing), target), ...rest.reverse()), depth + 1);
+            return realpathByWalk(path.join(path.resolve(path.dirname(existing), target), ...rest.reverse()), depth + 1);
           }
         }
       }
@@ -153,6 +200,14 @@ function lstatQuietly(p: string): fs.Stats | undefined {
     return fs.lstatSync(p, { throwIfNoEntry: false });
   } catch {
     return undefined; // ENOTDIR and the like: not there either
+  }
+}
+
+function realpathQuietly(p: string): string | undefined {
+  try {
+    return fs.realpathSync.native(p);
+  } catch {
+    return undefined;
   }
 }
 

@@ -52,6 +52,7 @@ export class PreparedCall implements CallView {
   private hintsCache: Required<Record<HintName, boolean>> | undefined;
   private valuesCache: PathValues | undefined;
   private readonly resolved: (ResolvedPath | undefined)[] = [];
+  private resolvedByValue: Map<string, ResolvedPath> | undefined;
   private pathsCache: CallPaths | undefined;
   private commandCache: CommandView | undefined;
   private commandText: string | undefined;
@@ -76,10 +77,18 @@ export class PreparedCall implements CallView {
     return (this.valuesCache ??= pathValues(this.call.input, this.call.tool.pathArgs));
   }
 
-  /** The i-th path argument, resolved once. */
+  /** The i-th path argument, resolved once; a value the call names twice is resolved once for both. */
   resolvedPath(i: number): ResolvedPath {
-    // A read-only tool's paths are there to be read: mostly existing files.
-    return (this.resolved[i] ??= this.resolver.resolve(this.pathValues.values[i]!, this.hints.readOnlyHint));
+    const known = this.resolved[i];
+    if (known !== undefined) return known;
+    const value = this.pathValues.values[i]!;
+    let resolved = this.resolvedByValue?.get(value);
+    if (resolved === undefined) {
+      // A read-only tool's paths are there to be read: mostly existing files.
+      resolved = this.resolver.resolve(value, this.hints.readOnlyHint);
+      if (this.pathValues.values.length > 1) (this.resolvedByValue ??= new Map()).set(value, resolved);
+    }
+    return (this.resolved[i] = resolved);
   }
 
   get paths(): CallPaths {

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ToolAnnotations, ToolCall, ToolDescriptor } from '../../src/policy/call.js';
-import { PathResolver } from '../../src/policy/paths.js';
+import { PathResolver, realpathByWalk } from '../../src/policy/paths.js';
 import { loadPolicyText, nextLayerState, Policy, type DecideOptions, type LayerState, type PolicyDecision, type PolicyLayer } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
 import type { LayerName } from '../../src/policy/compile.js';
@@ -389,11 +389,23 @@ describe('policy evaluation', () => {
       assert.equal(by(p, read({ path: 'docs/readme.md' })), 'default:ask');
     });
 
-    it('resolving a read path the quick way gives the same answer as the walk, whatever is there', () => {
+    it('resolving a path the quick ways (a read, a write) gives the same answer as the walk, whatever is there', () => {
       const names = ['src/a.ts', 'src', 'src/new.ts', 'src/new/deeper.ts', 'src/a.ts/x', 'out-dir/secret.txt', 'out-dir/new.txt', 'out-file',
-        'dangling', 'dangling-dir/x', 'innocent/db.txt', 'innocent/new', '../outside/secret.txt', '/etc/passwd', '/no/such/dir/f', ''];
+        'dangling', 'dangling-dir/x', 'dangling-dir', 'innocent/db.txt', 'innocent/new', 'innocent', '../outside/secret.txt', '/etc/passwd',
+        '/no/such/dir/f', '', '/', 'out-dir', 'out-dir/../src/a.ts', './src//a.ts', 'src/a.ts/', 'innocent/../src'];
       const resolver = new PathResolver(ws);
-      for (const name of names) assert.deepEqual(resolver.resolve(name, true), resolver.resolve(name, false), name);
+      for (const name of names) {
+        const walked = realpathByWalk(path.resolve(resolver.workspace, name));
+        assert.equal(resolver.resolve(name, true).absolute, walked, `${name} (read)`);
+        assert.equal(resolver.resolve(name, false).absolute, walked, `${name} (write)`);
+        assert.deepEqual(resolver.resolve(name, true), resolver.resolve(name, false), name);
+      }
+    });
+
+    it('a call naming one path twice resolves it once, and judges both the same', () => {
+      const p = policy([{ id: 'src', paths: ['src/**'], decision: 'allow' }]);
+      const d = p.decide(call('builtin.read_file', { paths: ['src/a.ts', 'src/a.ts', 'out-file'] }, { pathArgs: ['paths'] }), { workspaceFolder: ws });
+      assert.deepEqual(d.parts?.map((x) => `${x.part}:${x.rule?.id ?? 'default'}:${x.decision}`), ['src/a.ts:src:allow', 'src/a.ts:src:allow', 'out-file:default:ask']);
     });
 
     it('a path that does not exist yet is still judged by where it would be', () => {
