@@ -118,6 +118,8 @@ export function pathValues(input: unknown, declared: readonly string[] | undefin
   const result: PathValues = { values: [], opaque: false };
   if (input === null || typeof input !== 'object' || Array.isArray(input)) return result;
   const record = input as Record<string, unknown>;
+  // Most inputs name no conventional path field: one pass over their own keys says so without a lookup per field.
+  if (declared === undefined && !hasSomeKey(record, CONVENTIONAL_PATH_FIELD_SET)) return result;
   for (const field of declared ?? CONVENTIONAL_PATH_FIELDS) {
     if (!Object.prototype.hasOwnProperty.call(record, field)) continue;
     const value = record[field];
@@ -131,6 +133,14 @@ export function pathValues(input: unknown, declared: readonly string[] | undefin
     } else result.opaque = true;
   }
   return result;
+}
+
+const CONVENTIONAL_PATH_FIELD_SET: ReadonlySet<string> = new Set(CONVENTIONAL_PATH_FIELDS);
+
+/** Whether the record has an own key in the set (non-enumerable ones too, as hasOwnProperty sees them). */
+function hasSomeKey(record: Record<string, unknown>, keys: ReadonlySet<string>): boolean {
+  for (const key of Object.getOwnPropertyNames(record)) if (keys.has(key)) return true;
+  return false;
 }
 
 /**

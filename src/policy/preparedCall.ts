@@ -48,7 +48,7 @@ export interface CallPart extends CallView {
 export const MAX_PARTS = 1024;
 
 export class PreparedCall implements CallView {
-  readonly kind: ToolKind | undefined;
+  private kindCache: ToolKind | null | undefined;
   private hintsCache: Required<Record<HintName, boolean>> | undefined;
   private valuesCache: PathValues | undefined;
   private readonly resolved: (ResolvedPath | undefined)[] = [];
@@ -65,7 +65,12 @@ export class PreparedCall implements CallView {
     /** Split the call by its URLs too: false when no rule reads URLs (each URL would be judged alike). */
     private readonly urlParts = true,
   ) {
-    this.kind = call.tool.kind ?? kindFromId(call.tool.id);
+  }
+
+  get kind(): ToolKind | undefined {
+    // null: worked out, none.
+    if (this.kindCache === undefined) this.kindCache = this.call.tool.kind ?? kindFromId(this.call.tool.id) ?? null;
+    return this.kindCache ?? undefined;
   }
 
   get hints(): Required<Record<HintName, boolean>> {
