@@ -149,13 +149,11 @@ function hasSomeKey(record: Record<string, unknown>, keys: ReadonlySet<string>):
  */
 export function realpathOfExistingPrefix(absolute: string, likelyExists = false): string {
   if (likelyExists) {
-    // One realpath when the path exists; when it does not, the thrown error costs more than the
-    // two calls below would have (which is why paths about to be written do not start here).
-    try {
-      return fs.realpathSync.native(absolute);
-    } catch {
-      // not there (or a dangling link): the walk below
-    }
+    // One look when the path exists; when it does not, the thrown error costs more than the two
+    // calls below would have (which is why paths about to be written do not start here).
+    const real = realpathOfExisting(absolute);
+    if (real !== undefined) return real;
+    // not there (or a dangling link): the walk below
   } else {
     // A path about to be written: its folder is mostly there, the file itself often not. The
     // folder's real path, then the file's lstat: two system calls where the walk below makes
@@ -163,7 +161,7 @@ export function realpathOfExistingPrefix(absolute: string, likelyExists = false)
     // folder's real path under its own name; a link, or a folder that is not there, takes the walk.
     const parent = path.dirname(absolute);
     if (parent !== absolute) {
-      const realParent = realpathQuietly(parent);
+      const realParent = realpathOfExisting(parent);
       if (realParent !== undefined) {
         const entry = lstatQuietly(absolute);
         if (entry === undefined || !entry.isSymbolicLink()) return path.join(realParent, path.basename(absolute));
@@ -210,6 +208,55 @@ function lstatQuietly(p: string): fs.Stats | undefined {
     return fs.lstatSync(p, { throwIfNoEntry: false });
   } catch {
     return undefined; // ENOTDIR and the like: not there either
+  }
+}
+
+/**
+ * Linux's O_PATH: a descriptor that names a file without opening it (a FIFO does not block, a
+ * device is not opened). Its value on these architectures; elsewhere the way is not taken.
+ */
+const O_PATH = process.platform === 'linux' && ['x64', 'arm64', 'ia32', 'arm', 'riscv64'].includes(process.arch) ? 0o10000000 : undefined;
+/** Whether the descriptor way gave realpath's answer on its first use (checked once per process). */
+let descriptorWayChecked: boolean | undefined;
+
+/**
+ * The real path of something that exists, or undefined (not there, or not reachable). Through
+ * a descriptor where it can: open with O_PATH, read /proc/self/fd's link, close, three system
+ * calls however deep the path; glibc's realpath reads the link of every segment in turn, one
+ * call each (seven for /tmp/ws/area5/src/deep/m.ts), which costs more from five or six on.
+ */
+function realpathOfExisting(p: string): string | undefined {
+  if (O_PATH !== undefined && descriptorWayChecked !== false) {
+    const real = realpathThroughDescriptor(p);
+    if (descriptorWayChecked === true) return real;
+    // The first use: the way must give realpath's own answer, else it is never taken.
+    const expected = realpathQuietly(p);
+    if (real !== undefined || expected !== undefined) descriptorWayChecked = real === expected;
+    return expected;
+  }
+  return realpathQuietly(p);
+}
+
+/** Whether paths are resolved through descriptors (undefined: not decided yet). For tests. */
+export function resolvesThroughDescriptors(): boolean | undefined {
+  return O_PATH === undefined ? false : descriptorWayChecked;
+}
+
+function realpathThroughDescriptor(p: string): string | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(p, O_PATH!);
+  } catch {
+    return undefined;
+  }
+  try {
+    const real = fs.readlinkSync(`/proc/self/fd/${fd}`);
+    // A file removed meanwhile reads "… (deleted)"; anything not a plain absolute path is left to the walk.
+    return real.startsWith('/') && !real.endsWith(' (deleted)') ? real : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    fs.closeSync(fd);
   }
 }
 

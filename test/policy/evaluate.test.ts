@@ -2,12 +2,13 @@
 // needs every part, tightening needs any part", the decision object, layers, untrusted
 // workspaces and invalid files.
 import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ToolAnnotations, ToolCall, ToolDescriptor } from '../../src/policy/call.js';
-import { PathResolver, realpathByWalk } from '../../src/policy/paths.js';
+import { PathResolver, realpathByWalk, resolvesThroughDescriptors } from '../../src/policy/paths.js';
 import { loadPolicyText, nextLayerState, Policy, type DecideOptions, type LayerState, type PolicyDecision, type PolicyLayer } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
 import type { LayerName } from '../../src/policy/compile.js';
@@ -392,7 +393,9 @@ describe('policy evaluation', () => {
     it('resolving a path the quick ways (a read, a write) gives the same answer as the walk, whatever is there', () => {
       const names = ['src/a.ts', 'src', 'src/new.ts', 'src/new/deeper.ts', 'src/a.ts/x', 'out-dir/secret.txt', 'out-dir/new.txt', 'out-file',
         'dangling', 'dangling-dir/x', 'dangling-dir', 'innocent/db.txt', 'innocent/new', 'innocent', '../outside/secret.txt', '/etc/passwd',
-        '/no/such/dir/f', '', '/', 'out-dir', 'out-dir/../src/a.ts', './src//a.ts', 'src/a.ts/', 'innocent/../src'];
+        '/no/such/dir/f', '', '/', 'out-dir', 'out-dir/../src/a.ts', './src//a.ts', 'src/a.ts/', 'innocent/../src', 'fifo', 'fifo/x'];
+      // A FIFO: resolving it must neither block nor differ (the descriptor way opens with O_PATH).
+      if (!fs.existsSync(path.join(ws, 'fifo'))) spawnSync('mkfifo', [path.join(ws, 'fifo')]);
       const resolver = new PathResolver(ws);
       for (const name of names) {
         const walked = realpathByWalk(path.resolve(resolver.workspace, name));
@@ -400,6 +403,7 @@ describe('policy evaluation', () => {
         assert.equal(resolver.resolve(name, false).absolute, walked, `${name} (write)`);
         assert.deepEqual(resolver.resolve(name, true), resolver.resolve(name, false), name);
       }
+      if (process.platform === 'linux' && process.arch === 'x64') assert.equal(resolvesThroughDescriptors(), true, 'the descriptor way was checked and taken');
     });
 
     it('a call naming one path twice resolves it once, and judges both the same', () => {
