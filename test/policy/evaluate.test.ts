@@ -393,9 +393,22 @@ describe('policy evaluation', () => {
     it('resolving a path the quick ways (a read, a write) gives the same answer as the walk, whatever is there', () => {
       const names = ['src/a.ts', 'src', 'src/new.ts', 'src/new/deeper.ts', 'src/a.ts/x', 'out-dir/secret.txt', 'out-dir/new.txt', 'out-file',
         'dangling', 'dangling-dir/x', 'dangling-dir', 'innocent/db.txt', 'innocent/new', 'innocent', '../outside/secret.txt', '/etc/passwd',
-        '/no/such/dir/f', '', '/', 'out-dir', 'out-dir/../src/a.ts', './src//a.ts', 'src/a.ts/', 'innocent/../src', 'fifo', 'fifo/x'];
+        '/no/such/dir/f', '', '/', 'out-dir', 'out-dir/../src/a.ts', './src//a.ts', 'src/a.ts/', 'innocent/../src', 'fifo', 'fifo/x',
+        // Deep enough for the descriptor way (deep paths resolve through an O_PATH descriptor), through links too.
+        'deep/1/2/3/4/5/6/f.txt', 'deep/1/2/3/4/5/6/new.txt', 'deep/1/2/3/4/5/6/7/8/new', 'deep/1/2/3/out/4/secret.txt', 'deep/1/2/3/out/4/new.txt',
+        'deep/1/2/3/4/5/6/fifo', 'deep/1/2/3/4/5/6/gone', 'deep/1/2/3/4/5/6/back/src/a.ts'];
       // A FIFO: resolving it must neither block nor differ (the descriptor way opens with O_PATH).
-      if (!fs.existsSync(path.join(ws, 'fifo'))) spawnSync('mkfifo', [path.join(ws, 'fifo')]);
+      const deep = path.join(ws, 'deep/1/2/3/4/5/6');
+      if (!fs.existsSync(deep)) {
+        fs.mkdirSync(deep, { recursive: true });
+        fs.mkdirSync(path.join(outside, '4'), { recursive: true });
+        fs.writeFileSync(path.join(outside, '4', 'secret.txt'), 'x');
+        fs.writeFileSync(path.join(deep, 'f.txt'), 'x');
+        fs.symlinkSync(outside, path.join(ws, 'deep/1/2/3/out'));
+        fs.symlinkSync(path.join(outside, 'gone'), path.join(deep, 'gone'));
+        fs.symlinkSync(ws, path.join(deep, 'back'));
+        for (const fifo of [path.join(ws, 'fifo'), path.join(deep, 'fifo')]) spawnSync('mkfifo', [fifo]);
+      }
       const resolver = new PathResolver(ws);
       for (const name of names) {
         const walked = realpathByWalk(path.resolve(resolver.workspace, name));
