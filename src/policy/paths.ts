@@ -149,33 +149,25 @@ function hasSomeKey(record: Record<string, unknown>, keys: ReadonlySet<string>):
  */
 export function realpathOfExistingPrefix(absolute: string, likelyExists = false): string {
   if (likelyExists) {
-    // One look when the path exists; when it does not, the thrown error costs more than the two
-    // calls below would have (which is why paths about to be written do not start here).
+    // One look when the path exists; when it does not, the thrown error costs more than the
+    // lstat of the walk below would have (which is why paths about to be written do not start here).
     const real = realpathOfExisting(absolute);
     if (real !== undefined) return real;
     // not there (or a dangling link): the walk below
-  } else {
-    // A path about to be written: its folder is mostly there, the file itself often not. The
-    // folder's real path, then the file's lstat: two system calls where the walk below makes
-    // three for a new file. A file that is not a symbolic link (or not there) lands in the
-    // folder's real path under its own name; a link, or a folder that is not there, takes the walk.
-    const parent = path.dirname(absolute);
-    if (parent !== absolute) {
-      const realParent = realpathOfExisting(parent);
-      if (realParent !== undefined) {
-        const entry = lstatQuietly(absolute);
-        if (entry === undefined || !entry.isSymbolicLink()) return path.join(realParent, path.basename(absolute));
-      }
-    }
   }
-  return realpathByWalk(absolute);
+  return walkToExistingPrefix(absolute, 0, realpathOfExisting);
 }
 
 /**
- * The plain way: lstat up to the longest existing prefix, then one realpath of it. The quick
- * ways above give the same answer (a test compares them over links, dangling links and gaps).
+ * The plain way, with glibc's realpath alone: what the quick ways must give (a test compares
+ * them over links, dangling links, gaps and deep paths).
  */
-export function realpathByWalk(absolute: string, depth = 0): string {
+export function realpathByWalk(absolute: string): string {
+  return walkToExistingPrefix(absolute, 0, realpathQuietly);
+}
+
+/** lstat up to the longest existing prefix, then one `real` of it, with the rest appended. */
+function walkToExistingPrefix(absolute: string, depth: number, real: (p: string) => string | undefined): string {
   let existing = absolute;
   const rest: string[] = [];
   for (;;) {
@@ -183,16 +175,13 @@ export function realpathByWalk(absolute: string, depth = 0): string {
     // more than the system call); realpath then runs once, on something that exists.
     const entry = lstatQuietly(existing);
     if (entry) {
-      try {
-        const real = fs.realpathSync.native(existing);
-        return rest.length === 0 ? real : path.join(real, ...rest.reverse());
-      } catch {
-        // A dangling symbolic link still decides where a new file lands: follow its text.
-        if (entry.isSymbolicLink() && depth < 40) {
-          const target = readlinkQuietly(existing);
-          if (target !== undefined) {
-            return realpathByWalk(path.join(path.resolve(path.dirname(existing), target), ...rest.reverse()), depth + 1);
-          }
+      const resolved = real(existing);
+      if (resolved !== undefined) return rest.length === 0 ? resolved : path.join(resolved, ...rest.reverse());
+      // A dangling symbolic link still decides where a new file lands: follow its text.
+      if (entry.isSymbolicLink() && depth < 40) {
+        const target = readlinkQuietly(existing);
+        if (target !== undefined) {
+          return walkToExistingPrefix(path.join(path.resolve(path.dirname(existing), target), ...rest.reverse()), depth + 1, real);
         }
       }
     }
