@@ -23,7 +23,18 @@ const TARGETS = {
   matchers: { compileMs: { op: '<', value: 20 }, decideNs: { op: '<=', value: 10_000 } },
 } as const;
 
+/** `--only policy,runtime`: just those parts (policy, runtime, sandbox, hook, mcp); all by default. */
+function parts(): (part: string) => boolean {
+  const i = process.argv.indexOf('--only');
+  if (i === -1) return (part) => part !== 'mcp' || !process.argv.includes('--no-mcp');
+  const wanted = new Set((process.argv[i + 1] ?? '').split(','));
+  const unknown = [...wanted].filter((w) => !['policy', 'runtime', 'sandbox', 'hook', 'mcp'].includes(w));
+  if (unknown.length > 0 || wanted.size === 0) throw new Error(`--only takes policy, runtime, sandbox, hook and mcp, comma-separated (not ${unknown.join(', ')})`);
+  return (part) => wanted.has(part);
+}
+
 async function main(): Promise<void> {
+  const wanted = parts();
   await initShellParser();
   // A real folder: paths are resolved against it and through symbolic links, as in a session.
   const workspaceFolder = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'agentpolicy-bench-')));
@@ -32,7 +43,7 @@ async function main(): Promise<void> {
   const loadBefore = load();
   const rows: BenchRow[] = [];
   try {
-    for (const kind of KINDS) {
+    for (const kind of wanted('policy') ? KINDS : []) {
       for (const rules of SIZES) {
         process.stderr.write(`benchmarking ${kind} with ${rules} rules...\n`);
         rows.push(...benchPolicy(kind, rules, {
@@ -43,13 +54,19 @@ async function main(): Promise<void> {
         }));
       }
     }
-    process.stderr.write('benchmarking the runtime...\n');
-    rows.push(...(await runtimeBench()));
-    process.stderr.write('benchmarking the sandbox...\n');
-    rows.push(...(await sandboxBench()));
-    process.stderr.write('benchmarking agentpolicy hook...\n');
-    rows.push(...hookBench(process.env.AGENTPOLICY_BENCH_CLI ?? path.join('.cache', 'bench-cli')));
-    if (!process.argv.includes('--no-mcp')) {
+    if (wanted('runtime')) {
+      process.stderr.write('benchmarking the runtime...\n');
+      rows.push(...(await runtimeBench()));
+    }
+    if (wanted('sandbox')) {
+      process.stderr.write('benchmarking the sandbox...\n');
+      rows.push(...(await sandboxBench()));
+    }
+    if (wanted('hook')) {
+      process.stderr.write('benchmarking agentpolicy hook...\n');
+      rows.push(...hookBench(process.env.AGENTPOLICY_BENCH_CLI ?? path.join('.cache', 'bench-cli')));
+    }
+    if (wanted('mcp')) {
       process.stderr.write('benchmarking MCP tool calls...\n');
       rows.push(...(await mcpBench()));
     }

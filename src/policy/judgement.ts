@@ -63,10 +63,20 @@ export function sandboxAvailability(
   mode: { mode: SandboxMode; from: LayerName | null },
   machine: { sandbox?: boolean; sandboxUnavailable?: string },
 ): SandboxAvailability {
-  if (toolId !== SANDBOXED_TOOL) return { available: false, why: `${toolId} does not run its commands in Agent Policy's sandbox` };
+  if (toolId !== SANDBOXED_TOOL) return new NotSandboxedTool(toolId);
   if (mode.mode === 'off') return { available: false, why: `the sandbox is off (the ${mode.from ?? 'built-in'} policy says "sandbox": "off")` };
   if (machine.sandbox !== true) return { available: false, why: machine.sandboxUnavailable ?? 'this machine has no sandbox' };
   return { available: true };
+}
+
+/** A tool the runtime never sandboxes: every call has one, few read why (an allow with sandbox conditions). */
+class NotSandboxedTool {
+  readonly available = false;
+  constructor(private readonly toolId: string) {}
+
+  get why(): string {
+    return `${this.toolId} does not run its commands in Agent Policy's sandbox`;
+  }
 }
 
 /** Judges the whole call, or each of its parts, and combines them into the call's decision. */
@@ -190,8 +200,10 @@ function finish(prepared: PreparedCall, context: JudgeContext, judged: Judgement
   if (sandbox !== undefined) result.sandbox = sandbox;
   // Every part's deciding rule marks the session if the call runs (a denied call never runs).
   if (top.decision !== 'deny') {
-    const marks = unionMarks(judged.map((j) => j.rule?.rule.marks));
-    if (marks.length > 0) result.marks = marks;
+    if (judged.some((j) => j.rule?.rule.marks !== undefined)) {
+      const marks = unionMarks(judged.map((j) => j.rule?.rule.marks));
+      if (marks.length > 0) result.marks = marks;
+    }
     // Result review: any part's deciding rule asks for it (the safe reading: one reviewed part reviews the call).
     if (judged.some((j) => j.rule?.rule.review !== undefined)) result.review = 'result';
   }

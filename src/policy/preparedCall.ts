@@ -48,10 +48,11 @@ export interface CallPart extends CallView {
 export const MAX_PARTS = 1024;
 
 export class PreparedCall implements CallView {
-  readonly kind: ToolKind | undefined;
+  private kindCache: ToolKind | null | undefined;
   private hintsCache: Required<Record<HintName, boolean>> | undefined;
   private valuesCache: PathValues | undefined;
   private readonly resolved: (ResolvedPath | undefined)[] = [];
+  private resolvedByValue: Map<string, ResolvedPath> | undefined;
   private pathsCache: CallPaths | undefined;
   private commandCache: CommandView | undefined;
   private commandText: string | undefined;
@@ -64,7 +65,12 @@ export class PreparedCall implements CallView {
     /** Split the call by its URLs too: false when no rule reads URLs (each URL would be judged alike). */
     private readonly urlParts = true,
   ) {
-    this.kind = call.tool.kind ?? kindFromId(call.tool.id);
+  }
+
+  get kind(): ToolKind | undefined {
+    // null: worked out, none.
+    if (this.kindCache === undefined) this.kindCache = this.call.tool.kind ?? kindFromId(this.call.tool.id) ?? null;
+    return this.kindCache ?? undefined;
   }
 
   get hints(): Required<Record<HintName, boolean>> {
@@ -76,10 +82,18 @@ export class PreparedCall implements CallView {
     return (this.valuesCache ??= pathValues(this.call.input, this.call.tool.pathArgs));
   }
 
-  /** The i-th path argument, resolved once. */
+  /** The i-th path argument, resolved once; a value the call names twice is resolved once for both. */
   resolvedPath(i: number): ResolvedPath {
-    // A read-only tool's paths are there to be read: mostly existing files.
-    return (this.resolved[i] ??= this.resolver.resolve(this.pathValues.values[i]!, this.hints.readOnlyHint));
+    const known = this.resolved[i];
+    if (known !== undefined) return known;
+    const value = this.pathValues.values[i]!;
+    let resolved = this.resolvedByValue?.get(value);
+    if (resolved === undefined) {
+      // A read-only tool's paths are there to be read: mostly existing files.
+      resolved = this.resolver.resolve(value, this.hints.readOnlyHint);
+      if (this.pathValues.values.length > 1) (this.resolvedByValue ??= new Map()).set(value, resolved);
+    }
+    return (this.resolved[i] = resolved);
   }
 
   get paths(): CallPaths {

@@ -144,6 +144,7 @@ export class FileAuditLog implements AuditSink {
   private fd: number | undefined;
   private closed = false;
   private readonly fsync: boolean;
+  private readonly lineBuffer = Buffer.allocUnsafe(LINE_BUFFER_BYTES);
 
   constructor(
     readonly file: string,
@@ -154,8 +155,10 @@ export class FileAuditLog implements AuditSink {
 
   write(entry: AuditEntry): void {
     if (this.closed) throw new Error(`audit log ${this.file} is closed`);
-    const line = encodeAuditLine(entry);
+    const text = encodeAuditText(entry);
     const fd = this.open();
+    // A line that surely fits is encoded into the one buffer kept for it: no new Buffer per line.
+    const line = text.length * 3 <= LINE_BUFFER_BYTES ? this.lineBuffer.subarray(0, this.lineBuffer.write(text, 0)) : Buffer.from(text);
     let offset = 0;
     while (offset < line.length) {
       const n = fs.writeSync(fd, line, offset, line.length - offset);
@@ -201,6 +204,19 @@ function endsInNewline(file: string, size: number): boolean {
   }
 }
 
+let lastTimeMs = Number.NaN;
+let lastTime = '';
+
+/** The time of an entry, ISO 8601: the same text for every line of one millisecond, made once. */
+export function auditTime(): string {
+  const now = Date.now();
+  if (now !== lastTimeMs) {
+    lastTime = new Date(now).toISOString();
+    lastTimeMs = now;
+  }
+  return lastTime;
+}
+
 /** Keeps entries in memory (tests, and a session's own view of its log). */
 export class MemoryAuditLog implements AuditSink {
   readonly entries: AuditEntry[] = [];
@@ -219,12 +235,20 @@ export class MemoryAuditLog implements AuditSink {
 
 /** One entry as its line: JSON, newline-terminated, at most MAX_LINE_BYTES bytes. */
 export function encodeAuditLine(entry: AuditEntry): Buffer {
+  return Buffer.from(encodeAuditText(entry));
+}
+
+/** The line's text (encodeAuditLine's, before it is made bytes). */
+function encodeAuditText(entry: AuditEntry): string {
   let e: AuditEntry = entry;
   if (e.summary !== undefined && e.summary.length > SUMMARY_MAX) e = { ...e, summary: truncate(e.summary, SUMMARY_MAX) };
   const line = `${JSON.stringify(e)}\n`;
-  if (line.length <= MAX_LINE_BYTES / 3 || Buffer.byteLength(line) <= MAX_LINE_BYTES) return Buffer.from(line);
-  return Buffer.from(`${JSON.stringify(shrink(e))}\n`);
+  if (line.length <= MAX_LINE_BYTES / 3 || Buffer.byteLength(line) <= MAX_LINE_BYTES) return line;
+  return `${JSON.stringify(shrink(e))}\n`;
 }
+
+/** The buffer a line is encoded into: a line of up to a third of it in UTF-16 units always fits (3 bytes a unit at most). */
+const LINE_BUFFER_BYTES = 3 * 1024 + 1024;
 
 /** Fields never cut: short by nature, and what readers match on. */
 const UNCUT = new Set(['time', 'event', 'decision', 'answeredBy', 'answer', 'state']);

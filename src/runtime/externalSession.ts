@@ -15,7 +15,7 @@ import type { Remember } from '../policy/grantLength.js';
 import { capRemember, NO_CONTROLS, type ManagedControls } from '../policy/managedControls.js';
 import type { PartDecision, PolicyDecision } from '../policy/policy.js';
 import { OpenApproval, type AnswerResult, type ApprovalRequest, type CallbackAnswer, type OpenCallback } from './answers.js';
-import { auditParts, inputDigest, summarizeInput, type AuditEntry, type AuditSink } from './audit.js';
+import { auditParts, auditTime, inputDigest, summarizeInput, type AuditEntry, type AuditSink } from './audit.js';
 import { answerCallback, closeCallbacks, openCallback, type CallbackHost, type CallbackRecord, type Outcome } from './callbacks.js';
 import type { RuntimeEvent } from './events.js';
 import type { ExternalHost, ListedSession, SessionNodeInfo } from './listedSession.js';
@@ -234,7 +234,7 @@ export class ExternalSession implements CallbackHost, ListedSession {
   // CallbackHost: how callbacks.ts reaches the window.
 
   audit(entry: Omit<AuditEntry, 'time'>): void {
-    this.wiring.audit?.write({ time: new Date().toISOString(), ...entry });
+    this.wiring.audit?.write({ time: auditTime(), ...entry });
   }
 
   emit(event: RuntimeEvent): void {

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Policy } from '../policy/policy.js';
 import type { OpenCallback } from './answers.js';
-import type { AuditEntry } from './audit.js';
+import { auditTime, type AuditEntry } from './audit.js';
 import type { CallbackHost, CallbackRecord } from './callbacks.js';
 import type { RuntimeEvent } from './events.js';
 import { SessionGrants } from './sessionGrants.js';
@@ -119,7 +119,7 @@ export class Tree implements CallbackHost {
   }
 
   audit(entry: Omit<AuditEntry, 'time'>): void {
-    this.options.audit?.write({ time: new Date().toISOString(), ...entry });
+    this.options.audit?.write({ time: auditTime(), ...entry });
   }
 
   /** Adds the marks of a call that runs; says which were new (nothing when none was). */

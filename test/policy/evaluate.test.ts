@@ -2,12 +2,13 @@
 // needs every part, tightening needs any part", the decision object, layers, untrusted
 // workspaces and invalid files.
 import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ToolAnnotations, ToolCall, ToolDescriptor } from '../../src/policy/call.js';
-import { PathResolver } from '../../src/policy/paths.js';
+import { PathResolver, realpathByWalk, resolvesThroughDescriptors } from '../../src/policy/paths.js';
 import { loadPolicyText, nextLayerState, Policy, type DecideOptions, type LayerState, type PolicyDecision, type PolicyLayer } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
 import type { LayerName } from '../../src/policy/compile.js';
@@ -389,11 +390,39 @@ describe('policy evaluation', () => {
       assert.equal(by(p, read({ path: 'docs/readme.md' })), 'default:ask');
     });
 
-    it('resolving a read path the quick way gives the same answer as the walk, whatever is there', () => {
+    it('resolving a path the quick ways (a read, a write) gives the same answer as the walk, whatever is there', () => {
       const names = ['src/a.ts', 'src', 'src/new.ts', 'src/new/deeper.ts', 'src/a.ts/x', 'out-dir/secret.txt', 'out-dir/new.txt', 'out-file',
-        'dangling', 'dangling-dir/x', 'innocent/db.txt', 'innocent/new', '../outside/secret.txt', '/etc/passwd', '/no/such/dir/f', ''];
+        'dangling', 'dangling-dir/x', 'dangling-dir', 'innocent/db.txt', 'innocent/new', 'innocent', '../outside/secret.txt', '/etc/passwd',
+        '/no/such/dir/f', '', '/', 'out-dir', 'out-dir/../src/a.ts', './src//a.ts', 'src/a.ts/', 'innocent/../src', 'fifo', 'fifo/x',
+        // Deep enough for the descriptor way (deep paths resolve through an O_PATH descriptor), through links too.
+        'deep/1/2/3/4/5/6/f.txt', 'deep/1/2/3/4/5/6/new.txt', 'deep/1/2/3/4/5/6/7/8/new', 'deep/1/2/3/out/4/secret.txt', 'deep/1/2/3/out/4/new.txt',
+        'deep/1/2/3/4/5/6/fifo', 'deep/1/2/3/4/5/6/gone', 'deep/1/2/3/4/5/6/back/src/a.ts'];
+      // A FIFO: resolving it must neither block nor differ (the descriptor way opens with O_PATH).
+      const deep = path.join(ws, 'deep/1/2/3/4/5/6');
+      if (!fs.existsSync(deep)) {
+        fs.mkdirSync(deep, { recursive: true });
+        fs.mkdirSync(path.join(outside, '4'), { recursive: true });
+        fs.writeFileSync(path.join(outside, '4', 'secret.txt'), 'x');
+        fs.writeFileSync(path.join(deep, 'f.txt'), 'x');
+        fs.symlinkSync(outside, path.join(ws, 'deep/1/2/3/out'));
+        fs.symlinkSync(path.join(outside, 'gone'), path.join(deep, 'gone'));
+        fs.symlinkSync(ws, path.join(deep, 'back'));
+        for (const fifo of [path.join(ws, 'fifo'), path.join(deep, 'fifo')]) spawnSync('mkfifo', [fifo]);
+      }
       const resolver = new PathResolver(ws);
-      for (const name of names) assert.deepEqual(resolver.resolve(name, true), resolver.resolve(name, false), name);
+      for (const name of names) {
+        const walked = realpathByWalk(path.resolve(resolver.workspace, name));
+        assert.equal(resolver.resolve(name, true).absolute, walked, `${name} (read)`);
+        assert.equal(resolver.resolve(name, false).absolute, walked, `${name} (write)`);
+        assert.deepEqual(resolver.resolve(name, true), resolver.resolve(name, false), name);
+      }
+      if (process.platform === 'linux' && process.arch === 'x64') assert.equal(resolvesThroughDescriptors(), true, 'the descriptor way was checked and taken');
+    });
+
+    it('a call naming one path twice resolves it once, and judges both the same', () => {
+      const p = policy([{ id: 'src', paths: ['src/**'], decision: 'allow' }]);
+      const d = p.decide(call('builtin.read_file', { paths: ['src/a.ts', 'src/a.ts', 'out-file'] }, { pathArgs: ['paths'] }), { workspaceFolder: ws });
+      assert.deepEqual(d.parts?.map((x) => `${x.part}:${x.rule?.id ?? 'default'}:${x.decision}`), ['src/a.ts:src:allow', 'src/a.ts:src:allow', 'out-file:default:ask']);
     });
 
     it('a path that does not exist yet is still judged by where it would be', () => {

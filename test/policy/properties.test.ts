@@ -27,7 +27,7 @@ import { mismatch, type LayerName } from '../../src/policy/compile.js';
 import { PreparedCall } from '../../src/policy/preparedCall.js';
 import { judgeTesting } from '../../src/policy/judgement.js';
 import { covers, lintShadowed } from '../../src/policy/lint.js';
-import { PathResolver } from '../../src/policy/paths.js';
+import { isNormalRelative, PathResolver } from '../../src/policy/paths.js';
 import { loadPolicyText, nextLayerState, Policy, type DecideOptions, type LayerState, type PolicyDecision, type PolicyLayer } from '../../src/policy/policy.js';
 import { hintNames, toolKinds, type Decision } from '../../src/policy/schema.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
@@ -902,6 +902,25 @@ describe('policy properties (fast-check)', function () {
       }),
       { numRuns: 1500 },
     );
+  });
+
+  it('10. a path is read as path.resolve and path.relative read it, also by the quick way for one in normal form', function () {
+    // Values built from pieces that make every shape: normal form, `.`/`..` segments, doubled, leading and trailing `/`.
+    const valueArb = fc.array(fc.constantFrom('a', 'b', '.', '..', '/', '//', '.a', 'a.', '...', '~', ' ', '\\'), { maxLength: 8 }).map((p) => p.join(''));
+    const plain = new PathResolver(workspace, { followSymlinks: false });
+    let quick = 0;
+    fc.assert(
+      fc.property(valueArb, (value) => {
+        if (isNormalRelative(value)) quick++;
+        const absolute = path.resolve(workspace, value);
+        const rel = path.relative(workspace, absolute);
+        const inside = rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+        assert.deepEqual(plain.resolve(value), { absolute, relative: inside ? rel : null }, JSON.stringify(value));
+        assert.equal(plain.outsideAsWritten(value), !inside, JSON.stringify(value));
+      }),
+      { numRuns: 3000 },
+    );
+    assert.ok(quick > 300, `only ${quick} values took the quick way`);
   });
 
   it('7. decisions are deterministic', function () {

@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { canonicalJson } from '../../src/policy/compile.js';
 import {
+  encodeAuditLine,
   FileAuditLog,
   inputDigest,
   MAX_LINE_BYTES,
@@ -193,6 +194,16 @@ describe('audit log', () => {
       const text = fs.readFileSync(file, 'utf8');
       assert.equal(text.split('\n').length, everyShape.length + 1);
       assert.ok(text.endsWith('\n'));
+    });
+
+    it('writes each line as encodeAuditLine makes it, short or long, whatever its characters (one kept buffer is reused)', () => {
+      const file = tempFile();
+      const log = new FileAuditLog(file);
+      const texts = ['plain', 'é ü 中文 🚀 \ud800 lone', '🚀'.repeat(700), 'x'.repeat(1300), '中'.repeat(1400), 'short again'];
+      const entries = texts.map((reason, i) => entry({ event: 'decision', session: 's1', reason, turn: `t${i}` }));
+      for (const e of entries) log.write(e);
+      log.close();
+      assert.deepEqual(fs.readFileSync(file), Buffer.concat(entries.map(encodeAuditLine)));
     });
 
     it('opens lazily, creates parent directories, appends to what is there, and refuses writes after close', () => {
