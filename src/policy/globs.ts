@@ -207,7 +207,8 @@ function compileOnce(pattern: string, segment: boolean): GlobTest {
 export function forgetCompiledGlobs(): void {
   compiledNames.clear();
   compiledPaths.clear();
-  compiledSets.clear();
+  compiledSets.one.clear();
+  compiledSets.many.clear();
 }
 
 export function compileNameGlob(pattern: string): GlobTest {
@@ -250,26 +251,19 @@ export interface GlobSet {
 const EMPTY_SET: GlobSet = Object.freeze({ positives: Object.freeze([]), negatives: Object.freeze([]), test: () => false });
 
 /**
- * Each distinct list is built once, as each glob is: most rules repeat a few `tools` lists, and a
- * set is a pure test, safe to share. A list of one glob is keyed by the glob (no key string per
- * rule), a longer one by its JSON text, in maps of their own (a glob may read like a list's JSON).
- * Bounded like the globs; a list that does not compile is not remembered.
+ * Each distinct list of name globs is built once, as each glob is: most rules repeat a few
+ * `tools` lists, and a set is a pure test, safe to share. (Path lists are mostly a rule's own:
+ * the key would cost more than it saves; their globs are still compiled once.) A list of one
+ * glob is keyed by the glob (no key string per rule), a longer one by its JSON text, in a map of
+ * its own (a glob may read like a list's JSON). Bounded like the globs; a list that does not
+ * compile is not remembered.
  */
-const compiledSets = {
-  name: { one: new Map<string, GlobSet>(), many: new Map<string, GlobSet>() },
-  path: { one: new Map<string, GlobSet>(), many: new Map<string, GlobSet>() },
-  clear(): void {
-    for (const maps of [this.name, this.path]) {
-      maps.one.clear();
-      maps.many.clear();
-    }
-  },
-};
+const compiledSets = { one: new Map<string, GlobSet>(), many: new Map<string, GlobSet>() };
 
 export function compileGlobSet(patterns: readonly string[], flavour: 'name' | 'path'): GlobSet {
   if (patterns.length === 0) return EMPTY_SET;
-  const maps = compiledSets[flavour];
-  const cache = patterns.length === 1 ? maps.one : maps.many;
+  if (flavour === 'path') return buildGlobSet(patterns, flavour);
+  const cache = patterns.length === 1 ? compiledSets.one : compiledSets.many;
   const key = patterns.length === 1 ? patterns[0]! : JSON.stringify(patterns);
   let set = cache.get(key);
   if (set === undefined) {
