@@ -273,11 +273,13 @@ function compilePaths(patterns: readonly string[]): PathMatcher {
 }
 
 export function compileCommandPattern(pattern: string): CommandPattern {
-  const words = pattern.trim().split(/\s+/).filter((w) => w.length > 0);
-  if (words.length === 0) throw new GlobError('a command pattern needs at least one word');
-  const open = words.length > 0 && words[words.length - 1] === '*';
-  const fixed = open ? words.slice(0, -1) : words;
-  return { words: fixed.map(compileNameGlob), open, source: pattern };
+  const words = pattern.trim().split(/\s+/);
+  // After trim, split gives no empty word except for a pattern of blanks only ('' → ['']).
+  if (words.length === 1 && words[0] === '') throw new GlobError('a command pattern needs at least one word');
+  const open = words[words.length - 1] === '*';
+  const globs: GlobTest[] = [];
+  for (let i = 0; i < words.length - (open ? 1 : 0); i++) globs.push(compileNameGlob(words[i]!));
+  return { words: globs, open, source: pattern };
 }
 
 /** A matcher the schema lets through but that cannot be used (an `equals` value nested too deeply). */
@@ -319,7 +321,9 @@ function compileInputMatcher(matcher: InputMatcher, pointer: string): (present: 
 export function parsePointer(pointer: string): string[] | undefined {
   if (pointer === '') return [];
   if (!pointer.startsWith('/')) return undefined;
-  return pointer.slice(1).split('/').map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const tokens = pointer.slice(1).split('/');
+  // Most pointers have no escape: their tokens are the split as it is.
+  return pointer.includes('~') ? tokens.map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~')) : tokens;
 }
 
 function resolvePointer(input: unknown, tokens: readonly string[]): { present: boolean; value: unknown } {
