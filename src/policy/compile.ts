@@ -95,42 +95,24 @@ export function compileRules(
    */
   lazy = false,
 ): { rules: CompiledRule[]; diagnostics: Diagnostic[] } {
-  const diagnostics: Diagnostic[] = [];
+  const out = new RuleCompiler(source, file);
   const compiled: CompiledRule[] = [];
   const ids = new Map<string, number>();
   // Where each rule is: from the fast reader's spans when it took the file; the syntax tree is
   // read (and so built) only to place a diagnostic, or when there are no spans.
   const spans = source.topLevelArrays?.get('rules');
-  rules.forEach((rule, index) => {
-    const nodeAt = (...path: (string | number)[]): Node | undefined => (source.root ? findNodeAtLocation(source.root, ['rules', index, ...path]) : undefined);
+  // One loop, no closures per rule unless lazy: a large file's garbage was most of its compile time.
+  for (let index = 0; index < rules.length; index++) {
+    const rule = rules[index]!;
     const span = spans?.[index];
-    const where = span ?? nodeAt();
-    const report = (at: Node | undefined, code: Diagnostic['code'], message: string): void => {
-      const target = at ?? where;
-      diagnostics.push({ file, severity: 'error', code, message, offset: target?.offset ?? 0, length: target?.length ?? 1 });
-    };
+    const where = span ?? out.nodeAt(index);
     if (rule.id !== undefined) {
       const first = ids.get(rule.id);
-      if (first !== undefined) report(nodeAt('id'), 'duplicate-id', `rule id "${rule.id}" is already used by rule ${first + 1}`);
+      if (first !== undefined) out.report(index, where, out.nodeAt(index, 'id'), 'duplicate-id', `rule id "${rule.id}" is already used by rule ${first + 1}`);
       else ids.set(rule.id, index);
     }
-    const guard = <T>(path: (string | number)[], build: () => T): T | undefined => {
-      try {
-        return build();
-      } catch (error) {
-        if (error instanceof GlobError || error instanceof SyntaxError) {
-          report(nodeAt(...path), 'bad-glob', error.message);
-          return undefined;
-        }
-        if (error instanceof MatcherSchemaError) {
-          report(nodeAt(...path), 'schema', error.message);
-          return undefined;
-        }
-        throw error;
-      }
-    };
     const c: CompiledRule = {
-      ref: { id: rule.id ?? null, index, layer, file, line: where ? lines.position(where.offset).line : 1 },
+      ref: { id: rule.id ?? null, index, layer, file, line: where ? lines.lineOf(where.offset) : 1 },
       rule,
       decision: rule.decision,
       offset: where?.offset ?? 0,
@@ -139,83 +121,165 @@ export function compileRules(
     if (rule.kinds) c.kinds = new Set(rule.kinds);
     if (rule.hints) c.hints = Object.entries(rule.hints).filter((e): e is [HintName, boolean] => typeof e[1] === 'boolean');
     if (rule.tags) c.tags = new Set(rule.tags);
-    const setMatcher = <K extends 'tools' | 'agents' | 'paths' | 'commands' | 'input' | 'domains' | 'urls'>(key: K, build: () => CompiledRule[K]): void => {
-      if (!lazy) {
-        c[key] = build();
-        return;
+    const at = { index, where, inputFromTree: span === undefined };
+    if (lazy) {
+      for (const key of MATCHER_KEYS) {
+        if (!rule[key]) continue;
+        let built: CompiledRule[typeof key] | undefined;
+        Object.defineProperty(c, key, { get: () => (built ??= out.matcher(key, rule, at)), enumerable: true, configurable: true });
       }
-      let built: CompiledRule[K] | undefined;
-      Object.defineProperty(c, key, { get: () => (built ??= build()), enumerable: true, configurable: true });
-    };
-    if (rule.tools) setMatcher('tools', () => guard(['tools'], () => compileGlobSet(rule.tools!, 'name')));
-    if (rule.agents) setMatcher('agents', () => guard(['agents'], () => compileGlobSet(rule.agents!, 'name')));
-    if (rule.paths) setMatcher('paths', () => guard(['paths'], () => compilePaths(rule.paths!)));
-    // Each pattern checked on its own first, so a diagnostic points at the one that is wrong.
-    const urlList = (key: 'domains' | 'urls', build: (patterns: readonly string[]) => UrlMatcher): UrlMatcher | undefined => {
-      const list = rule[key]!;
-      const ok = list.map((p, i) => guard([key, i], () => build([p])) !== undefined);
-      return ok.every(Boolean) ? build(list) : undefined;
-    };
-    if (rule.domains) setMatcher('domains', () => urlList('domains', compileDomainSet));
-    if (rule.urls) setMatcher('urls', () => urlList('urls', compileUrlSet));
-    if (rule.commands) {
-      setMatcher('commands', () => {
-        const commands: CommandPattern[] = [];
-        rule.commands!.forEach((pattern, i) => {
-          const p = guard(['commands', i], () => compileCommandPattern(pattern));
-          if (p) commands.push(p);
-        });
-        return commands;
-      });
+    } else {
+      if (rule.tools) c.tools = out.matcher('tools', rule, at);
+      if (rule.agents) c.agents = out.matcher('agents', rule, at);
+      if (rule.paths) c.paths = out.matcher('paths', rule, at);
+      if (rule.domains) c.domains = out.matcher('domains', rule, at);
+      if (rule.urls) c.urls = out.matcher('urls', rule, at);
+      if (rule.commands) c.commands = out.matcher('commands', rule, at);
+      if (rule.input) c.input = out.matcher('input', rule, at);
     }
-    const compileInput = (given: NonNullable<Rule['input']>): InputCheck[] => {
-      const input: InputCheck[] = [];
-      // The keys as written: a parsed record loses "__proto__" (it sets the prototype instead),
-      // which would drop that matcher and widen the rule. (The fast reader takes no file with such
-      // a key, nor one whose keys V8 would reorder: with spans, the record's own keys are the keys.)
-      const inputNode = span ? undefined : nodeAt('input');
-      const written = inputNode?.type === 'object' ? (inputNode.children ?? []).map((p) => p.children?.[0]?.value).filter((k): k is string => typeof k === 'string') : undefined;
-      for (const pointer of written ?? Object.keys(given)) {
-        const keyAt = (): Node | undefined => nodeAt('input', pointer)?.parent?.children?.[0];
-        const tokens = parsePointer(pointer);
-        if (tokens === undefined) {
-          report(keyAt(), 'schema', `"${pointer}" is not a JSON Pointer: it must be empty or start with "/"`);
-          continue;
-        }
-        const matcher = Object.prototype.hasOwnProperty.call(given, pointer) ? given[pointer] : undefined;
-        if (matcher === undefined) {
-          report(keyAt(), 'schema', `input ${JSON.stringify(pointer)} has no matcher`);
-          continue;
-        }
-        const test = guard(['input', pointer], () => compileInputMatcher(matcher, pointer));
-        if (test) input.push({ pointer, tokens, test });
-      }
-      return input;
-    };
-    const input = rule.input;
-    if (input) setMatcher('input', () => compileInput(input));
     compiled.push(c);
-  });
-  return { rules: compiled, diagnostics };
+  }
+  return { rules: compiled, diagnostics: out.diagnostics };
 }
 
+/** The matchers built from globs, patterns and pointers, in the order they are compiled. */
+const MATCHER_KEYS = ['tools', 'agents', 'paths', 'domains', 'urls', 'commands', 'input'] as const;
+type MatcherKey = (typeof MATCHER_KEYS)[number];
+
+/** A rule's place, for its diagnostics. `inputFromTree`: the fast reader did not take the file. */
+interface RuleAt {
+  index: number;
+  where: Span | Node | undefined;
+  inputFromTree: boolean;
+}
+
+/** Builds one file's matchers and collects their diagnostics, each placed at the offending string. */
+class RuleCompiler {
+  readonly diagnostics: Diagnostic[] = [];
+
+  constructor(
+    private readonly source: RuleSource,
+    private readonly file: string,
+  ) {}
+
+  nodeAt(index: number, ...path: (string | number)[]): Node | undefined {
+    return this.source.root ? findNodeAtLocation(this.source.root, ['rules', index, ...path]) : undefined;
+  }
+
+  report(index: number, where: Span | Node | undefined, at: Node | undefined, code: Diagnostic['code'], message: string): void {
+    const target = at ?? where;
+    this.diagnostics.push({ file: this.file, severity: 'error', code, message, offset: target?.offset ?? 0, length: target?.length ?? 1 });
+  }
+
+  /** `build(arg)`, or undefined with a diagnostic at the rule's `key` (and `sub`) when it is a glob or pointer problem. */
+  guard<A, T>(rule: RuleAt, build: (arg: A) => T, arg: A, key: string, sub?: string | number): T | undefined {
+    try {
+      return build(arg);
+    } catch (error) {
+      const at = (): Node | undefined => (sub === undefined ? this.nodeAt(rule.index, key) : this.nodeAt(rule.index, key, sub));
+      if (error instanceof GlobError || error instanceof SyntaxError) {
+        this.report(rule.index, rule.where, at(), 'bad-glob', error.message);
+        return undefined;
+      }
+      if (error instanceof MatcherSchemaError) {
+        this.report(rule.index, rule.where, at(), 'schema', error.message);
+        return undefined;
+      }
+      throw error;
+    }
+  }
+
+  matcher<K extends MatcherKey>(key: K, rule: Rule, at: RuleAt): CompiledRule[K];
+  matcher(key: MatcherKey, rule: Rule, at: RuleAt): CompiledRule[MatcherKey] {
+    switch (key) {
+      case 'tools':
+        return this.guard(at, compileNameGlobSet, rule.tools!, 'tools');
+      case 'agents':
+        return this.guard(at, compileNameGlobSet, rule.agents!, 'agents');
+      case 'paths':
+        return this.guard(at, compilePaths, rule.paths!, 'paths');
+      case 'domains':
+        return this.urlList(at, rule.domains!, 'domains', compileDomainSet);
+      case 'urls':
+        return this.urlList(at, rule.urls!, 'urls', compileUrlSet);
+      case 'commands': {
+        // Each pattern checked on its own, so a diagnostic points at the one that is wrong.
+        const commands: CommandPattern[] = [];
+        const given = rule.commands!;
+        for (let i = 0; i < given.length; i++) {
+          const p = this.guard(at, compileCommandPattern, given[i]!, 'commands', i);
+          if (p) commands.push(p);
+        }
+        return commands;
+      }
+      case 'input':
+        return this.input(at, rule.input!);
+    }
+  }
+
+  // Each pattern checked on its own first, so a diagnostic points at the one that is wrong.
+  private urlList(at: RuleAt, list: readonly string[], key: 'domains' | 'urls', build: (patterns: readonly string[]) => UrlMatcher): UrlMatcher | undefined {
+    let ok = true;
+    for (let i = 0; i < list.length; i++) if (this.guard(at, build, [list[i]!], key, i) === undefined) ok = false;
+    return ok ? build(list) : undefined;
+  }
+
+  private input(at: RuleAt, given: NonNullable<Rule['input']>): InputCheck[] {
+    const input: InputCheck[] = [];
+    // The keys as written: a parsed record loses "__proto__" (it sets the prototype instead),
+    // which would drop that matcher and widen the rule. (The fast reader takes no file with such
+    // a key, nor one whose keys V8 would reorder: with spans, the record's own keys are the keys.)
+    const inputNode = at.inputFromTree ? this.nodeAt(at.index, 'input') : undefined;
+    const written = inputNode?.type === 'object' ? (inputNode.children ?? []).map((p) => p.children?.[0]?.value).filter((k): k is string => typeof k === 'string') : undefined;
+    for (const pointer of written ?? Object.keys(given)) {
+      const keyAt = (): Node | undefined => this.nodeAt(at.index, 'input', pointer)?.parent?.children?.[0];
+      const tokens = parsePointer(pointer);
+      if (tokens === undefined) {
+        this.report(at.index, at.where, keyAt(), 'schema', `"${pointer}" is not a JSON Pointer: it must be empty or start with "/"`);
+        continue;
+      }
+      const matcher = Object.prototype.hasOwnProperty.call(given, pointer) ? given[pointer] : undefined;
+      if (matcher === undefined) {
+        this.report(at.index, at.where, keyAt(), 'schema', `input ${JSON.stringify(pointer)} has no matcher`);
+        continue;
+      }
+      const test = this.guard(at, compileInputMatcherAt, { matcher, pointer }, 'input', pointer);
+      if (test) input.push({ pointer, tokens, test });
+    }
+    return input;
+  }
+}
+
+const compileNameGlobSet = (patterns: readonly string[]): GlobSet => compileGlobSet(patterns, 'name');
+const compileInputMatcherAt = ({ matcher, pointer }: { matcher: InputMatcher; pointer: string }): InputCheck['test'] => compileInputMatcher(matcher, pointer);
+
 function compilePaths(patterns: readonly string[]): PathMatcher {
-  const positives = patterns.filter((p) => !p.startsWith('!'));
-  const negatives = patterns.filter((p) => p.startsWith('!')).map((p) => p.slice(1));
-  const split = (list: string[], absolute: boolean): GlobSet => compileGlobSet(list.filter((p) => p.startsWith('/') === absolute), 'path');
+  // One pass into the four lists (relative or absolute, include or `!` exclude).
+  const relativeIn: string[] = [];
+  const relativeOut: string[] = [];
+  const absoluteIn: string[] = [];
+  const absoluteOut: string[] = [];
+  for (const p of patterns) {
+    if (p.startsWith('!')) {
+      const glob = p.slice(1);
+      (glob.startsWith('/') ? absoluteOut : relativeOut).push(glob);
+    } else (p.startsWith('/') ? absoluteIn : relativeIn).push(p);
+  }
   return {
-    relative: { include: split(positives, false), exclude: split(negatives, false) },
-    absolute: { include: split(positives, true), exclude: split(negatives, true) },
+    relative: { include: compileGlobSet(relativeIn, 'path'), exclude: compileGlobSet(relativeOut, 'path') },
+    absolute: { include: compileGlobSet(absoluteIn, 'path'), exclude: compileGlobSet(absoluteOut, 'path') },
     source: patterns,
   };
 }
 
 export function compileCommandPattern(pattern: string): CommandPattern {
-  const words = pattern.trim().split(/\s+/).filter((w) => w.length > 0);
-  if (words.length === 0) throw new GlobError('a command pattern needs at least one word');
-  const open = words.length > 0 && words[words.length - 1] === '*';
-  const fixed = open ? words.slice(0, -1) : words;
-  return { words: fixed.map(compileNameGlob), open, source: pattern };
+  const words = pattern.trim().split(/\s+/);
+  // After trim, split gives no empty word except for a pattern of blanks only ('' → ['']).
+  if (words.length === 1 && words[0] === '') throw new GlobError('a command pattern needs at least one word');
+  const open = words[words.length - 1] === '*';
+  const globs: GlobTest[] = [];
+  for (let i = 0; i < words.length - (open ? 1 : 0); i++) globs.push(compileNameGlob(words[i]!));
+  return { words: globs, open, source: pattern };
 }
 
 /** A matcher the schema lets through but that cannot be used (an `equals` value nested too deeply). */
@@ -257,7 +321,9 @@ function compileInputMatcher(matcher: InputMatcher, pointer: string): (present: 
 export function parsePointer(pointer: string): string[] | undefined {
   if (pointer === '') return [];
   if (!pointer.startsWith('/')) return undefined;
-  return pointer.slice(1).split('/').map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const tokens = pointer.slice(1).split('/');
+  // Most pointers have no escape: their tokens are the split as it is.
+  return pointer.includes('~') ? tokens.map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~')) : tokens;
 }
 
 function resolvePointer(input: unknown, tokens: readonly string[]): { present: boolean; value: unknown } {

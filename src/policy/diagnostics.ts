@@ -56,6 +56,16 @@ export class LineMap {
   }
 
   position(offset: number): Position {
+    const lo = this.lineIndex(offset);
+    return { line: lo + 1, column: offset - this.starts[lo]! + 1 };
+  }
+
+  /** The 1-based line of `offset`, without building a position (compiling asks it of every rule). */
+  lineOf(offset: number): number {
+    return this.lineIndex(offset) + 1;
+  }
+
+  private lineIndex(offset: number): number {
     let lo = 0;
     let hi = this.starts.length - 1;
     while (lo < hi) {
@@ -63,7 +73,7 @@ export class LineMap {
       if (this.starts[mid]! <= offset) lo = mid;
       else hi = mid - 1;
     }
-    return { line: lo + 1, column: offset - this.starts[lo]! + 1 };
+    return lo;
   }
 }
 

@@ -185,25 +185,30 @@ function starGlob(pattern: string): GlobTest {
  * file is compiled again): a compiled glob is a pure test, safe to share. Bounded; a glob
  * that does not compile is not remembered, so its error is raised each time.
  */
-const compiled = new Map<string, GlobTest>();
+const compiledNames = new Map<string, GlobTest>();
+const compiledPaths = new Map<string, GlobTest>();
 const COMPILED_LIMIT = 20_000;
 const COMPILED_MAX_LENGTH = 1024;
 
+// One map per flavour, keyed by the pattern itself: no key string is built per glob.
 function compileOnce(pattern: string, segment: boolean): GlobTest {
-  const key = (segment ? 'n' : 'p') + pattern;
-  let test = compiled.get(key);
+  const cache = segment ? compiledNames : compiledPaths;
+  let test = cache.get(pattern);
   if (test === undefined) {
     test = compile(pattern, segment);
     if (pattern.length > COMPILED_MAX_LENGTH) return test; // bounded in bytes too
-    if (compiled.size >= COMPILED_LIMIT) compiled.clear();
-    compiled.set(key, test);
+    if (cache.size >= COMPILED_LIMIT) cache.clear();
+    cache.set(pattern, test);
   }
   return test;
 }
 
-/** Forgets every compiled glob: a benchmark of a first compile must not be helped by an earlier one. */
+/** Forgets every compiled glob and glob set: a benchmark of a first compile must not be helped by an earlier one. */
 export function forgetCompiledGlobs(): void {
-  compiled.clear();
+  compiledNames.clear();
+  compiledPaths.clear();
+  compiledSets.one.clear();
+  compiledSets.many.clear();
 }
 
 export function compileNameGlob(pattern: string): GlobTest {
@@ -245,11 +250,38 @@ export interface GlobSet {
 /** The set of no globs, shared: a path rule has four sets (relative and absolute, in and out), most of them empty. */
 const EMPTY_SET: GlobSet = Object.freeze({ positives: Object.freeze([]), negatives: Object.freeze([]), test: () => false });
 
+/**
+ * Each distinct list of name globs is built once, as each glob is: most rules repeat a few
+ * `tools` lists, and a set is a pure test, safe to share. (Path lists are mostly a rule's own:
+ * the key would cost more than it saves; their globs are still compiled once.) A list of one
+ * glob is keyed by the glob (no key string per rule), a longer one by its JSON text, in a map of
+ * its own (a glob may read like a list's JSON). Bounded like the globs; a list that does not
+ * compile is not remembered.
+ */
+const compiledSets = { one: new Map<string, GlobSet>(), many: new Map<string, GlobSet>() };
+
 export function compileGlobSet(patterns: readonly string[], flavour: 'name' | 'path'): GlobSet {
   if (patterns.length === 0) return EMPTY_SET;
+  if (flavour === 'path') return buildGlobSet(patterns, flavour);
+  const cache = patterns.length === 1 ? compiledSets.one : compiledSets.many;
+  const key = patterns.length === 1 ? patterns[0]! : JSON.stringify(patterns);
+  let set = cache.get(key);
+  if (set === undefined) {
+    set = buildGlobSet(patterns, flavour);
+    if (key.length > COMPILED_MAX_LENGTH) return set;
+    if (cache.size >= COMPILED_LIMIT) cache.clear();
+    cache.set(key, set);
+  }
+  return set;
+}
+
+function buildGlobSet(patterns: readonly string[], flavour: 'name' | 'path'): GlobSet {
   const positives: string[] = [];
   const negatives: string[] = [];
-  for (const p of patterns) (p.startsWith('!') ? negatives : positives).push(p.startsWith('!') ? p.slice(1) : p);
+  for (const p of patterns) {
+    if (p.startsWith('!')) negatives.push(p.slice(1));
+    else positives.push(p);
+  }
   const make = flavour === 'name' ? compileNameGlob : compilePathGlob;
   const pos = positives.map(make);
   const neg = negatives.map(make);

@@ -123,13 +123,26 @@ class ToolIndex {
     rules.forEach((rule, i) => {
       // From the globs as written (not the compiled set): a rule's matchers may be compiled lazily.
       const tools = rule.rule.tools;
-      const prefixes = tools ? new Set(tools.filter((g) => !g.startsWith('!')).map(literalPrefix)) : new Set(['']);
-      for (const prefix of prefixes) {
-        let list = this.byPrefix.get(prefix);
-        if (!list) this.byPrefix.set(prefix, (list = []));
-        list.push(i);
+      if (!tools) {
+        this.add('', i);
+        return;
+      }
+      // Each distinct prefix once per rule (a linear look back: a rule lists a few tools).
+      for (let t = 0; t < tools.length; t++) {
+        const glob = tools[t]!;
+        if (glob.startsWith('!')) continue;
+        const prefix = literalPrefix(glob);
+        let seen = false;
+        for (let u = 0; u < t && !seen; u++) seen = !tools[u]!.startsWith('!') && literalPrefix(tools[u]!) === prefix;
+        if (!seen) this.add(prefix, i);
       }
     });
+  }
+
+  private add(prefix: string, rule: number): void {
+    let list = this.byPrefix.get(prefix);
+    if (!list) this.byPrefix.set(prefix, (list = []));
+    list.push(rule);
   }
 
   candidates(toolId: string): readonly CompiledRule[] {

@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Minimatch } from 'minimatch';
-import { compileNameGlob, compilePathGlob, MINIMATCH_OPTIONS } from '../../src/policy/globs.js';
+import { compileGlobSet, compileNameGlob, compilePathGlob, MINIMATCH_OPTIONS } from '../../src/policy/globs.js';
 import { isNormalPath, normalSegments, simplePathGlob } from '../../src/policy/simplePathGlob.js';
 
 const minimatchPath = (pattern: string, value: string): boolean => new Minimatch(pattern, MINIMATCH_OPTIONS).match(value);
@@ -69,6 +69,24 @@ describe('glob fast paths', () => {
         assert.equal(compileNameGlob(pattern)(v), new Minimatch(segment(pattern), MINIMATCH_OPTIONS).match(segment(v)), `${pattern} on ${v}`);
       }),
       { numRuns: 5_000 },
+    );
+  });
+});
+
+describe('glob sets built once per list', () => {
+  it('a list of name globs built again is the same set, and lists that differ are told apart (fast-check)', () => {
+    const glob = fc.constantFrom('a', 'b', '!a', '!b', 'a*', '["a","b"]', '["a"]', '/a', '!/a', 'a,b');
+    fc.assert(
+      fc.property(fc.array(glob, { minLength: 1, maxLength: 3 }), fc.array(glob, { minLength: 1, maxLength: 3 }), fc.constantFrom('name', 'path') as fc.Arbitrary<'name' | 'path'>, (one, other, flavour) => {
+        const set = compileGlobSet(one, flavour);
+        const positives = one.filter((g) => !g.startsWith('!'));
+        const negatives = one.filter((g) => g.startsWith('!')).map((g) => g.slice(1));
+        assert.deepEqual([set.positives, set.negatives], [positives, negatives]);
+        if (flavour === 'name') assert.equal(compileGlobSet([...one], flavour), set, 'the same list again');
+        if (JSON.stringify(one) !== JSON.stringify(other)) assert.notEqual(compileGlobSet(other, flavour), set);
+        const otherFlavour = flavour === 'name' ? 'path' : 'name';
+        assert.notEqual(compileGlobSet(one, otherFlavour), set, 'name and path globs are separate');
+      }),
     );
   });
 });

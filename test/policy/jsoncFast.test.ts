@@ -96,6 +96,17 @@ describe('the fast JSONC reader', () => {
     assert.deepEqual(JSON.stringify(readJsoncFast('{"a":[1,],}', DEPTH)?.value), '{"a":[1]}', 'trailing commas are JSONC');
   });
 
+  it('finds a repeated key among names an object with a prototype would inherit, and builds objects without one', () => {
+    for (const text of ['{"toString":1,"toString":2}', '{"constructor":{},"a":1,"constructor":2}', '{"a":{"hasOwnProperty":1},"b":{"hasOwnProperty":1,"hasOwnProperty":2}}']) {
+      assert.equal(readJsoncFast(text, DEPTH), undefined, text);
+    }
+    const text = '{"toString":1,"constructor":{"valueOf":[{"x":null}]}}';
+    const value = readJsoncFast(text, DEPTH)?.value as Record<string, unknown>;
+    assert.deepEqual(value, full(text)?.value, 'the full reader\'s value, prototypes included');
+    assert.equal(Object.getPrototypeOf(value), null);
+    assert.equal(Object.getPrototypeOf((value['constructor'] as { valueOf: object[] }).valueOf[0]), null);
+  });
+
   it('a policy read the fast way has its rules on the lines the tree gives, and diagnostics still find their place', () => {
     const text = '{\n  "version": 1,\n  "rules": [\n    { "id": "a", "decision": "allow", "tools": ["x"] },\n\n    {\n      "id": "b",\n      "decision": "deny"\n    }\n  ]\n}';
     const layer = loadPolicyText(text, 'p.jsonc', 'workspace');
