@@ -274,11 +274,14 @@ export async function startCodeServer(opts: {
     path.join(userDataDir, 'User', 'settings.json'),
     `${JSON.stringify({ ...defaultSettings(trusted), ...(opts.settings ?? {}) }, null, 2)}\n`,
   );
-  if (opts.settings) {
-    // Machine-scoped settings (agentPolicy.managedPolicyFile) are read only from the remote machine's settings under code-server.
-    fs.mkdirSync(path.join(userDataDir, 'Machine'), { recursive: true });
-    fs.writeFileSync(path.join(userDataDir, 'Machine', 'settings.json'), `${JSON.stringify(opts.settings, null, 2)}\n`);
-  }
+  // Machine-scoped settings (agentPolicy.managedPolicyFile, workbench.welcomePage.walkthroughs.openOnInstall)
+  // reach the extension host only from the remote machine's settings under code-server: in User
+  // settings alone, the extension would read openOnInstall as true and open Get Started in every test.
+  fs.mkdirSync(path.join(userDataDir, 'Machine'), { recursive: true });
+  fs.writeFileSync(
+    path.join(userDataDir, 'Machine', 'settings.json'),
+    `${JSON.stringify({ 'workbench.welcomePage.walkthroughs.openOnInstall': false, ...(opts.settings ?? {}) }, null, 2)}\n`,
+  );
   const port = opts.port ?? (await freePort());
   fs.mkdirSync(path.dirname(opts.logFile), { recursive: true });
   const log = fs.openSync(opts.logFile, 'w');
