@@ -294,7 +294,7 @@ export class SessionHost {
       // The events are followed on their own: the turn's last message is written before the outcome.
       await hosted.rootTurnEnded(state.turnId);
       this.finish(hosted, state);
-      // A hosted session runs one prompt: its MCP servers stop when it and every subagent it left running are done.
+      // Its MCP servers stop when this prompt and every subagent it left running are done; a later prompt (continue) starts them again.
       void hosted.session.closeToolSourcesWhenDone();
     } catch (error) {
       if (hosted.state === 'running') {

@@ -7,12 +7,10 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Locator } from 'playwright-core';
-import { activated, countLabel, textOf, transcriptText, useVsCode, waitForFile, type VsCode } from './harness';
+import { activated, CHAT_ON, chatView, countLabel, textOf, transcriptText, useVsCode, waitForFile, writeChatStarter, type VsCode } from './harness';
 
 const FIRST = 'What do the Atlas and the Beacon cost?';
 const SECOND = 'Note that the Beacon is on sale.';
-/** The harness turns the Chat view off for the other tests; the starter puts our model and the request in its input. */
-const CHAT_ON = { 'chat.disableAIFeatures': false };
 
 describe('Talking to agents in the Chat view (e2e)', function () {
   const { open } = useVsCode();
@@ -21,11 +19,11 @@ describe('Talking to agents in the Chat view (e2e)', function () {
     this.timeout(400_000);
     const v = await open('chat-participant', {
       settings: CHAT_ON,
-      prepare: (workspace) => fs.writeFileSync(path.join(workspace, '.vscode', 'settings.json'), JSON.stringify({ 'agentPolicy.chat.starter': `@agents ${FIRST}` })),
+      // The starter puts our model and the request in the Chat view's input.
+      prepare: (workspace) => writeChatStarter(workspace, `@agents ${FIRST}`),
     });
     await activated(v);
-    const chat = v.page.locator('.interactive-session').first();
-    const input = chat.locator('.interactive-input-part .monaco-editor').first();
+    const { widget: chat, input } = chatView(v);
     await v.waitFor('the Chat view with the starter typed in', async () => ((await textOf(input)).includes(FIRST) ? true : undefined), 120_000);
     await input.click();
     await v.page.keyboard.press('End');

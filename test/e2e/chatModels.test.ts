@@ -4,13 +4,11 @@
 // picked (the scripted one: the agent's own scenario; ours: the runtime's provider), and an agent on
 // `vscode-lm:agent-policy/scripted` runs through VS Code's language model API to our own provider.
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { activated, addAgent, countLabel, startSession, textOf, transcriptText, useVsCode, type VsCode, waitForFile } from './harness';
+import { activated, addAgent, CHAT_ON, chatView, countLabel, startSession, textOf, transcriptText, useVsCode, type VsCode, waitForFile, writeChatStarter } from './harness';
 
 const STARTER = '@agents What do the Atlas and the Beacon cost?';
-/** The harness turns the Chat view off for the other tests. */
-const CHAT_ON = { 'chat.disableAIFeatures': false };
+/** The model picker's rows: VS Code shows it as an action widget, a context view or a quick input. */
+const MODEL_ROWS = '.action-widget .monaco-list-row, .context-view .monaco-list-row, .quick-input-widget .monaco-list-row';
 
 describe('our models in the Chat view\'s model picker (e2e)', function () {
   const { open } = useVsCode();
@@ -20,14 +18,13 @@ describe('our models in the Chat view\'s model picker (e2e)', function () {
     const v = await open('chat-models-picker', {
       settings: CHAT_ON,
       prepare: (workspace) => {
-        fs.writeFileSync(path.join(workspace, '.vscode', 'settings.json'), JSON.stringify({ 'agentPolicy.chat.starter': STARTER }));
+        writeChatStarter(workspace, STARTER);
         addAgent(workspace, { name: 'mistral', model: 'openai-compatible:mistral-large-latest', instructions: 'Answer briefly.' });
       },
     });
     await activated(v);
 
-    const widget = v.page.locator('.interactive-session').first();
-    const input = widget.locator('.interactive-input-part .monaco-editor .view-lines').first();
+    const { input } = chatView(v);
     await v.waitFor('the Chat view with the starter typed in', async () => ((await textOf(input)).includes('What do the Atlas and the Beacon cost?') ? true : undefined), 120_000)
       .catch(async (e: Error) => { throw new Error(`${e.message}\n${await chatDom(v)}`); });
     const picker = await modelPicker(v);
@@ -36,7 +33,7 @@ describe('our models in the Chat view\'s model picker (e2e)', function () {
     await v.screenshot('chat-models-starter');
 
     await picker.click();
-    const rows = v.page.locator('.action-widget .monaco-list-row, .context-view .monaco-list-row, .quick-input-widget .monaco-list-row');
+    const rows = v.page.locator(MODEL_ROWS);
     // The picked model is listed first; the others are under "Other Models", folded.
     const labels = await v.waitFor('the model picker\'s list with our models', async () => {
       const all = (await rows.allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
@@ -67,7 +64,7 @@ describe('our models in the Chat view\'s model picker (e2e)', function () {
       // Nothing answers there: the session fails at its first model call, naming model and endpoint.
       settings: { ...CHAT_ON, 'agentPolicy.openaiCompatible.baseUrl': 'http://127.0.0.1:9/v1' },
       prepare: (workspace) => {
-        fs.writeFileSync(path.join(workspace, '.vscode', 'settings.json'), JSON.stringify({ 'agentPolicy.chat.starter': STARTER }));
+        writeChatStarter(workspace, STARTER);
         addAgent(workspace, { name: 'mistral', model: 'openai-compatible:mistral-large-latest', instructions: 'Answer briefly.' });
       },
     });
@@ -75,7 +72,7 @@ describe('our models in the Chat view\'s model picker (e2e)', function () {
     const picker = await modelPicker(v);
     await v.waitFor('the scripted model picked', async () => (/Scripted \(offline\)/.test(await textOf(picker)) ? true : undefined), 120_000);
     await picker.click();
-    const rows = v.page.locator('.action-widget .monaco-list-row, .context-view .monaco-list-row');
+    const rows = v.page.locator(MODEL_ROWS);
     await v.waitFor('the OpenAI-compatible model picked', async () => {
       const model = rows.filter({ hasText: /mistral-large-latest/ }).first();
       if (await model.isVisible().catch(() => false)) {
@@ -88,7 +85,7 @@ describe('our models in the Chat view\'s model picker (e2e)', function () {
     }, 30_000);
     await v.waitFor('the picker to show it', async () => (/mistral-large-latest/.test(await textOf(picker)) ? true : undefined), 10_000);
     await sendChat(v);
-    const widget = v.page.locator('.interactive-session').first();
+    const { widget } = chatView(v);
     const said = await v.waitFor('the turn to fail on the picked model', async () => {
       const text = await textOf(widget);
       return /The turn failed:/.test(text) ? text : undefined;
@@ -129,15 +126,14 @@ describe('our models in the Chat view\'s model picker (e2e)', function () {
 
 /** Sends what the Chat view's input holds. */
 async function sendChat(v: VsCode): Promise<void> {
-  const editor = v.page.locator('.interactive-session .interactive-input-part .monaco-editor').first();
-  await editor.click();
+  await chatView(v).input.click();
   await v.page.keyboard.press('Control+End');
   await v.page.keyboard.press('Enter');
 }
 
 /** The model picker's button in the Chat view's input toolbar. */
 async function modelPicker(v: VsCode) {
-  const widget = v.page.locator('.interactive-session').first();
+  const { widget } = chatView(v);
   const candidates = widget.locator('.chat-input-toolbars .action-item, .interactive-input-part .action-item').filter({ hasText: /\S/ });
   return v.waitFor('the Chat view\'s model picker', async () => {
     for (const item of await candidates.all()) {
@@ -151,6 +147,6 @@ async function modelPicker(v: VsCode) {
 /** What the Chat view shows, for a failure message: its toolbar items and its text. */
 async function chatDom(v: VsCode): Promise<string> {
   const items = await v.page.locator('.interactive-session .action-item').evaluateAll((els) => els.map((e) => `${e.getAttribute('class')} [${e.getAttribute('aria-label') ?? e.querySelector('[aria-label]')?.getAttribute('aria-label') ?? ''}] ${(e.textContent ?? '').trim()}`)).catch(() => []);
-  const text = await textOf(v.page.locator('.interactive-session').first());
+  const text = await textOf(chatView(v).widget);
   return `  the Chat view's toolbar items: ${items.join(' | ') || 'none'}\n  its text: ${text || '(no Chat view)'}`;
 }

@@ -837,3 +837,17 @@ export function addAgent(workspace: string, agent: { name: string } & Record<str
   fs.writeFileSync(file, JSON.stringify(agents, null, 2));
   if (script) fs.writeFileSync(path.join(workspace, `${agent.name}.jsonc`), JSON.stringify({ agents: { [agent.name]: script } }));
 }
+
+/** The harness turns VS Code's chat off for most tests; a test of the Chat view turns it on with these. */
+export const CHAT_ON = { 'chat.disableAIFeatures': false };
+
+/** Sets the request the extension types into the Chat view once when the window opens (`agentPolicy.chat.starter`). */
+export function writeChatStarter(workspace: string, request: string): void {
+  fs.writeFileSync(path.join(workspace, '.vscode', 'settings.json'), JSON.stringify({ 'agentPolicy.chat.starter': request }));
+}
+
+/** The Chat view's widget and the editor of its input. */
+export function chatView(v: VsCode): { widget: Locator; input: Locator } {
+  const widget = v.page.locator('.interactive-session').first();
+  return { widget, input: widget.locator('.interactive-input-part .monaco-editor').first() };
+}
