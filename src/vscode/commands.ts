@@ -130,6 +130,9 @@ async function startSession(ctx: CommandContext): Promise<void> {
   const picked = items.length === 1 && !loaded.file ? items[0] : await vscode.window.showQuickPick(items, {
     title: vscode.l10n.t('Agent Policy: Start Agent Session'),
     placeHolder: loaded.file ? vscode.l10n.t('Pick an agent from {0}', AGENTS_FILE) : vscode.l10n.t('No {0} here: the default agent', AGENTS_FILE),
+    // The first of two steps, like the prompt after it: started from the walkthrough, the step's
+    // picture loading in its webview can take the focus and would close the pick under the click.
+    ignoreFocusOut: true,
   });
   if (!picked) return;
   const prompt = await vscode.window.showInputBox({
