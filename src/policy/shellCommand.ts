@@ -27,3 +27,8 @@ export interface SimpleCommand {
 
 /** Splits a command string bash runs from within the line (a backtick body the parser left as text). */
 export type NestedSplit = (source: string) => { ok: boolean; error?: string; commands: SimpleCommand[] };
+
+/** A command line split into its simple commands. */
+export type SplitResult =
+  | { ok: true; commands: SimpleCommand[] }
+  | { ok: false; error: string; commands: SimpleCommand[] }; // commands: whatever could be recovered, best effort

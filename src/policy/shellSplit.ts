@@ -1,14 +1,14 @@
 // Splitting a shell command line into its simple commands, the entry point of the shell
-// analysis: plain commands take a fast path, the rest go through the parser (shellParser.ts),
-// the plain tree (shellTree.ts) and the walker (shellWalker.ts).
+// analysis: plain commands and tame quoting take a fast path (shellFastSplit.ts), the rest go
+// through the parser (shellParser.ts), the plain tree (shellTree.ts) and the walker (shellWalker.ts).
+import type { SplitResult } from './shellCommand.js';
+import { splitPlainCommand, splitQuotedCommand } from './shellFastSplit.js';
 import { resetShellParser, shellParser } from './shellParser.js';
 import { describeError, toPlainTree } from './shellTree.js';
 import { unwrapCommands } from './shellUnwrap.js';
 import { Walker, type SimpleCommand } from './shellWalker.js';
 
-export type SplitResult =
-  | { ok: true; commands: SimpleCommand[] }
-  | { ok: false; error: string; commands: SimpleCommand[] }; // commands: whatever could be recovered, best effort
+export type { SplitResult } from './shellCommand.js';
 
 /**
  * Splits a shell command line into its simple commands (including those nested in
@@ -25,9 +25,10 @@ export function splitCommand(source: string): SplitResult {
   return split.ok ? unwrapped : { ok: false, error: split.error, commands: unwrapped.commands };
 }
 
-/** The split, fast path or parser, before wrappers are unwrapped. */
+/** The split, a fast path or the parser, before wrappers are unwrapped. */
 function splitUnwrapped(source: string): SplitResult {
-  return (typeof source === 'string' ? splitPlainCommand(source) : undefined) ?? splitWithParser(source);
+  if (typeof source !== 'string') return splitWithParser(source);
+  return splitPlainCommand(source) ?? splitQuotedCommand(source) ?? splitWithParser(source);
 }
 
 /** The parser's split, with no fast path (tests compare the two). */
@@ -63,33 +64,6 @@ export function splitWithParser(source: string): SplitResult {
           : String(err);
     return { ok: false, error: `shell parser failure: ${msg}`, commands: walker ? walker.out.filter(nonEmpty) : [] };
   }
-}
-
-// A command made only of these characters has no quoting, expansions, globs, comments or
-// redirections: every shell reads it as simple commands whose words are the blank-separated
-// fields, joined by the list and pipe operators (`&&`, `||`, `;`, `&`, `|`, `|&`). Such commands
-// (most allowed ones: `npm test`, `git status && git diff`) skip the parser, which costs tens
-// of microseconds.
-const PLAIN = /^[A-Za-z0-9 \t_.\/=:+,;&|-]*$/;
-const OPERATOR = /&&|\|\||\|&|[;&|]/;
-const RESERVED = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'case', 'esac', 'while', 'until', 'for', 'in', 'function', 'select', 'time', 'coproc', '{', '}', '!', '[[', ']]']);
-
-/** The split of a plain command, or undefined when the parser must decide. */
-export function splitPlainCommand(source: string): SplitResult | undefined {
-  if (source.length > 4096 || !PLAIN.test(source)) return undefined;
-  const segments = OPERATOR.test(source) ? source.split(OPERATOR) : [source];
-  const commands: SimpleCommand[] = [];
-  for (const segment of segments) {
-    const words = segment.split(/[ \t]+/).filter((w) => w.length > 0);
-    // An empty command between operators (`a;;b`, `&& a`, `a &`) is the parser's to judge.
-    if (words.length === 0) {
-      if (segments.length > 1) return undefined;
-      continue;
-    }
-    if (words.some((w) => RESERVED.has(w))) return undefined;
-    commands.push({ words, writesToFile: false, usesProcessSubstitution: false });
-  }
-  return { ok: true, commands };
 }
 
 function nonEmpty(c: SimpleCommand): boolean {

@@ -19,7 +19,7 @@ import { canonicalJson } from '../policy/compile.js';
 import { rememberSeconds, type Remember } from '../policy/grantLength.js';
 import type { PartDecision, PolicyDecision } from '../policy/policy.js';
 import { commandLabel } from '../policy/preparedCall.js';
-import { splitPlainCommand } from '../policy/shellSplit.js';
+import { splitPlainCommand } from '../policy/shellFastSplit.js';
 import { SUMMARY_MAX, truncate, type AuditEntry } from './audit.js';
 
 /** Epoch milliseconds; `Date.now` unless a test gives its own. */
@@ -177,7 +177,7 @@ export function grantableParts(call: Pick<GrantCall, 'input' | 'commandArg' | 'd
 /**
  * A call of one simple command is judged whole and lists no parts; it is still the part it would
  * be in a chain (`npm test` of `npm test && git push`). Only plain text (letters, digits, blanks,
- * `_./=:+,-`: no quoting, expansion or operator) is read here, without the shell parser; its one
+ * `_./=:+,@%-`: no quoting, expansion or operator) is read here, without the shell parser; its one
  * part is shown as the engine shows parts.
  */
 function onlyPart(command: string, decision: PolicyDecision): PartDecision[] | undefined {

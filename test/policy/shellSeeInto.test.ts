@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import * as os from 'node:os';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
-import { splitPlainCommand, splitWithParser } from '../../src/policy/shellSplit.js';
+import { splitPlainCommand } from '../../src/policy/shellFastSplit.js';
+import { splitWithParser } from '../../src/policy/shellSplit.js';
 import { hasPart, parts, rejected, words } from './splitAssertions.js';
 
 /** The `dynamic` flag of every part of `source`, in order. */

@@ -1,0 +1,182 @@
+// The fast paths of the shell split: command lines every shell reads the same simple way skip
+// the tree-sitter parser, which costs tens of microseconds. Anything else returns undefined and
+// goes to the parser (shellSplit.ts). Properties compare both paths with the parser, and the
+// bash oracle (shellVsBash.test.ts) runs the lines.
+import type { SimpleCommand, SplitResult } from './shellCommand.js';
+import { setDynamicWords } from './shellDynamic.js';
+import { evaluatedLater } from './shellSeeInto.js';
+
+// A command made only of these characters has no quoting, expansions, globs, comments or
+// redirections: every shell reads it as simple commands whose words are the blank-separated
+// fields, joined by the list and pipe operators (`&&`, `||`, `;`, `&`, `|`, `|&`). Such commands
+// (most allowed ones: `npm test`, `git status && git diff`) take the quickest path.
+const PLAIN = /^[A-Za-z0-9 \t_.\/=:+,;&|@%-]*$/;
+const OPERATOR = /&&|\|\||\|&|[;&|]/;
+const RESERVED = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'case', 'esac', 'while', 'until', 'for', 'in', 'function', 'select', 'time', 'coproc', '{', '}', '!', '[[', ']]']);
+const MAX_LENGTH = 4096;
+const ALL_STATIC = (): boolean => true;
+
+/** The split of a plain command, or undefined when the parser must decide. */
+export function splitPlainCommand(source: string): SplitResult | undefined {
+  if (source.length > MAX_LENGTH || !PLAIN.test(source)) return undefined;
+  const segments = OPERATOR.test(source) ? source.split(OPERATOR) : [source];
+  const oddCharacters = source.includes('%') || source.includes('@');
+  const commands: SimpleCommand[] = [];
+  for (const segment of segments) {
+    const words = segment.split(/[ \t]+/).filter((w) => w.length > 0);
+    // An empty command between operators (`a;;b`, `&& a`, `a &`) is the parser's to judge.
+    if (words.length === 0) {
+      if (segments.length > 1) return undefined;
+      continue;
+    }
+    if (words.some((w) => RESERVED.has(w))) return undefined;
+    // `%` and `@` only in arguments: `%1` in command position is bash's job control (`fg %1`),
+    // and tree-sitter misreads some lines with them there (`a%b $(c)`).
+    if (oddCharacters && !leadingWordsPlain(words)) return undefined;
+    // Text bash evaluates later as code (`env BASH_FUNC_f%%=…`) is the walker's to refuse.
+    if (evaluatedLater(words, ALL_STATIC) !== undefined) return undefined;
+    commands.push({ words, writesToFile: false, usesProcessSubstitution: false });
+  }
+  return { ok: true, commands };
+}
+
+// The next step up: the plain characters, plus, in the arguments after the program word,
+// '...' and "..." with tame contents and $(...) around a plain command (`git log --since
+// "$(date +%s)"`, `grep -n 'a b' src`). The program word and the assignments before it stay
+// plain, so a part's program is always static here.
+const UNQUOTED = /[A-Za-z0-9_.\/=:+,@%-]/;
+/** What "..." may hold besides $(...): no `$`, backtick, backslash or `!`, which bash treats specially there. */
+const IN_DOUBLE = /[A-Za-z0-9 \t_.\/=:+,;&|@%*?#~<>(){}[\]^'-]/;
+/** What '...' may hold: every character is literal there, but a newline or a control character is the parser's. */
+const IN_SINGLE = /[A-Za-z0-9 \t_.\/=:+,;&|@%*?#~<>(){}[\]^"$`\\!-]/;
+const BLANK = /[ \t]/;
+/** The program word and assignments before it, where the fast paths take `%`, `@` or quotes elsewhere (tree-sitter misreads `A=1 a:b`). */
+const LEADING_WORD = /^[A-Za-z0-9_.\/][A-Za-z0-9_.\/=+,-]*$/;
+/** tree-sitter reads a word starting `==` or `=~` as a test operator, then misreads the line (`a == && b`). */
+const TEST_OPERATOR = /^=[=~]/;
+
+/** The split of a command with tame quotes and plain command substitutions, or undefined when the parser must decide. */
+export function splitQuotedCommand(source: string): SplitResult | undefined {
+  if (source.length > MAX_LENGTH) return undefined;
+  const commands: SimpleCommand[] = [];
+  let words: string[] = [];
+  let dynamic: boolean[] | undefined;
+  let nested: SimpleCommand[] = [];
+  let programSeen = false;
+  let i = 0;
+  /**
+   * Ends the command; false when it is empty, has no program word (tree-sitter misreads
+   * `a=1 b=|& c`), or holds text bash evaluates later as code (the walker refuses it).
+   */
+  const endCommand = (): boolean => {
+    if (!programSeen) return false;
+    const flags = dynamic;
+    if (evaluatedLater(words, (k) => flags?.[k] !== true) !== undefined) return false;
+    const cmd: SimpleCommand = { words, writesToFile: false, usesProcessSubstitution: false };
+    if (dynamic) setDynamicWords(cmd, dynamic);
+    commands.push(cmd, ...nested);
+    words = [];
+    dynamic = undefined;
+    nested = [];
+    programSeen = false;
+    return true;
+  };
+  while (i < source.length) {
+    const c = source[i]!;
+    if (BLANK.test(c)) {
+      i++;
+      continue;
+    }
+    if (c === '&' || c === '|' || c === ';') {
+      const two = source.slice(i, i + 2);
+      const operator = two === '&&' || two === '||' || two === '|&' ? two : c;
+      // An empty command before an operator (`a;;b`, `&& a`) is the parser's to judge.
+      if (!endCommand()) return undefined;
+      i += operator.length;
+      continue;
+    }
+    // A word: unquoted runs, '...' and "..." joined, with any $(...) kept as it is written.
+    const start = i;
+    let text = '';
+    let quoted = false;
+    let substituted = false;
+    while (i < source.length) {
+      const ch = source[i]!;
+      if (UNQUOTED.test(ch)) {
+        text += ch;
+        i++;
+      } else if (ch === "'") {
+        const end = source.indexOf("'", i + 1);
+        if (end < 0) return undefined;
+        for (let k = i + 1; k < end; k++) if (!IN_SINGLE.test(source[k]!)) return undefined;
+        text += source.slice(i + 1, end);
+        quoted = true;
+        i = end + 1;
+      } else if (ch === '"') {
+        i++;
+        for (;;) {
+          if (i >= source.length) return undefined;
+          const d = source[i]!;
+          if (d === '"') break;
+          if (d === '$') {
+            const inner = substitution(source, i);
+            if (!inner) return undefined;
+            nested.push(...inner.commands);
+            substituted = true;
+            i = inner.end;
+          } else if (IN_DOUBLE.test(d)) {
+            text += d;
+            i++;
+          } else {
+            return undefined;
+          }
+        }
+        quoted = true;
+        i++;
+      } else if (ch === '$') {
+        const inner = substitution(source, i);
+        if (!inner) return undefined;
+        nested.push(...inner.commands);
+        substituted = true;
+        i = inner.end;
+      } else if (BLANK.test(ch) || ch === '&' || ch === '|' || ch === ';') {
+        break;
+      } else {
+        return undefined;
+      }
+    }
+    if (!programSeen) {
+      // Assignments and the program word: plain only, as in splitPlainCommand.
+      if (quoted || substituted || RESERVED.has(text) || !LEADING_WORD.test(text)) return undefined;
+      // Anything with `=` may be an assignment, so the program is still to come.
+      if (!text.includes('=')) programSeen = true;
+    } else if ((!quoted && !substituted && RESERVED.has(text)) || TEST_OPERATOR.test(source.slice(start, start + 2))) {
+      return undefined;
+    }
+    if (substituted) (dynamic ??= new Array<boolean>(words.length).fill(false)).push(true);
+    else dynamic?.push(false);
+    // A word with a substitution keeps its text as written (shellCommand.ts).
+    words.push(substituted ? source.slice(start, i) : text);
+  }
+  // A trailing operator (`a &`, `a;`) or nothing at all is the parser's to judge.
+  return endCommand() ? { ok: true, commands } : undefined;
+}
+
+/** Are the program word and the assignments before it free of `%`, `@` and `:`? */
+function leadingWordsPlain(words: readonly string[]): boolean {
+  for (const w of words) {
+    if (!LEADING_WORD.test(w)) return false;
+    if (!w.includes('=')) return true;
+  }
+  return true;
+}
+
+/** `$(plain command)` at `at`: its commands and where it ends, or undefined when it is anything else. */
+function substitution(source: string, at: number): { commands: SimpleCommand[]; end: number } | undefined {
+  if (source[at + 1] !== '(') return undefined;
+  const close = source.indexOf(')', at + 2);
+  if (close < 0) return undefined;
+  const inner = splitPlainCommand(source.slice(at + 2, close));
+  if (!inner?.ok || inner.commands.length === 0 || !inner.commands.every((c) => leadingWordsPlain(c.words))) return undefined;
+  return { commands: inner.commands, end: close + 1 };
+}
