@@ -7,6 +7,7 @@ import { urlValues } from './callUrls.js';
 import { commandUrls } from './commandUrls.js';
 import { pathValues, type CallPaths, type PathResolver, type PathValues, type ResolvedPath } from './paths.js';
 import type { ToolKind } from './schema.js';
+import { isPlainWord } from './shellFastSplit.js';
 import { splitCommand } from './shellSplit.js';
 import type { SimpleCommand } from './shellWalker.js';
 import { unknownUrl, type UrlReading } from './urls.js';
@@ -177,8 +178,9 @@ export class PreparedCall implements CallView {
     if (command.parsed) {
       if (command.commands.length === 0) return [{ label: '' }];
       if (command.commands.length === 1) {
-        const sides = commandSides(command.commands[0]!, this.urlParts);
-        return sides.length === 1 ? [{ label: '' }] : sides;
+        // One command is one view unless it has several URLs: no label to build for nothing.
+        const only = command.commands[0]!;
+        return this.urlParts && urlsOfSimpleCommand(only).length > 1 ? commandSides(only, true) : [{ label: '' }];
       }
       return command.commands.flatMap((c) => commandSides(c, this.urlParts));
     }
@@ -311,7 +313,7 @@ export function commandLabel(c: SimpleCommand): string {
 }
 
 function quoteWord(word: string): string {
-  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(word)) return word;
+  if (isPlainWord(word)) return word;
   return `'${word.replaceAll("'", `'\\''`)}'`;
 }
 

@@ -10,34 +10,71 @@ import { evaluatedLater } from './shellSeeInto.js';
 // redirections: every shell reads it as simple commands whose words are the blank-separated
 // fields, joined by the list and pipe operators (`&&`, `||`, `;`, `&`, `|`, `|&`). Such commands
 // (most allowed ones: `npm test`, `git status && git diff`) take the quickest path.
-const PLAIN = /^[A-Za-z0-9 \t_.\/=:+,;&|@%-]*$/;
-const OPERATOR = /&&|\|\||\|&|[;&|]/;
+const PLAIN_WORD_CHARACTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=:+,@%-';
+const IN_PLAIN_WORD = new Uint8Array(128);
+for (const ch of PLAIN_WORD_CHARACTERS) IN_PLAIN_WORD[ch.charCodeAt(0)] = 1;
+const SPACE = 32;
+const TAB = 9;
+const AMPERSAND = 38;
+const BAR = 124;
+const SEMICOLON = 59;
+
+/** Is `word` non-empty and made only of the plain characters (a shell reads it as it is, unquoted)? */
+export function isPlainWord(word: string): boolean {
+  if (word.length === 0) return false;
+  for (let i = 0; i < word.length; i++) {
+    const code = word.charCodeAt(i);
+    if (code >= 128 || IN_PLAIN_WORD[code] !== 1) return false;
+  }
+  return true;
+}
+
 const RESERVED = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'case', 'esac', 'while', 'until', 'for', 'in', 'function', 'select', 'time', 'coproc', '{', '}', '!', '[[', ']]']);
 const MAX_LENGTH = 4096;
 const ALL_STATIC = (): boolean => true;
 
-/** The split of a plain command, or undefined when the parser must decide. */
+/** The split of a plain command, or undefined when the parser must decide. One pass over the characters. */
 export function splitPlainCommand(source: string): SplitResult | undefined {
-  if (source.length > MAX_LENGTH || !PLAIN.test(source)) return undefined;
-  const segments = OPERATOR.test(source) ? source.split(OPERATOR) : [source];
-  const oddCharacters = source.includes('%') || source.includes('@');
+  if (source.length > MAX_LENGTH) return undefined;
   const commands: SimpleCommand[] = [];
-  for (const segment of segments) {
-    const words = segment.split(/[ \t]+/).filter((w) => w.length > 0);
-    // An empty command between operators (`a;;b`, `&& a`, `a &`) is the parser's to judge.
-    if (words.length === 0) {
-      if (segments.length > 1) return undefined;
+  let words: string[] = [];
+  let start = -1;
+  let operators = 0;
+  const oddCharacters = source.includes('%') || source.includes('@');
+  /** Ends the command before an operator or at the end; false when the parser must judge it. */
+  const endCommand = (): boolean => {
+    if (words.length === 0) return false;
+    for (const w of words) if (RESERVED.has(w)) return false;
+    // `%` and `@` only in arguments: `%1` in command position is bash's job control (`fg %1`),
+    // and tree-sitter misreads some lines with them there (`a%b $(c)`). Text bash evaluates
+    // later as code (`env BASH_FUNC_f%%=…`) is the walker's to refuse.
+    if (oddCharacters && (!leadingWordsPlain(words) || evaluatedLater(words, ALL_STATIC) !== undefined)) return false;
+    commands.push({ words, writesToFile: false, usesProcessSubstitution: false });
+    words = [];
+    return true;
+  };
+  for (let i = 0; i < source.length; i++) {
+    const code = source.charCodeAt(i);
+    if (code < 128 && IN_PLAIN_WORD[code] === 1) {
+      if (start < 0) start = i;
       continue;
     }
-    if (words.some((w) => RESERVED.has(w))) return undefined;
-    // `%` and `@` only in arguments: `%1` in command position is bash's job control (`fg %1`),
-    // and tree-sitter misreads some lines with them there (`a%b $(c)`).
-    if (oddCharacters && !leadingWordsPlain(words)) return undefined;
-    // Text bash evaluates later as code (`env BASH_FUNC_f%%=…`) is the walker's to refuse.
-    if (evaluatedLater(words, ALL_STATIC) !== undefined) return undefined;
-    commands.push({ words, writesToFile: false, usesProcessSubstitution: false });
+    if (start >= 0) {
+      words.push(source.slice(start, i));
+      start = -1;
+    }
+    if (code === SPACE || code === TAB) continue;
+    if (code !== AMPERSAND && code !== BAR && code !== SEMICOLON) return undefined;
+    const next = source.charCodeAt(i + 1);
+    if ((code === AMPERSAND && next === AMPERSAND) || (code === BAR && (next === BAR || next === AMPERSAND))) i++;
+    operators++;
+    // An empty command between operators (`a;;b`, `&& a`) is the parser's to judge.
+    if (!endCommand()) return undefined;
   }
-  return { ok: true, commands };
+  if (start >= 0) words.push(source.slice(start));
+  // A trailing operator (`a &`) is the parser's to judge; a blank line is no command at all.
+  if (words.length === 0) return operators === 0 ? { ok: true, commands } : undefined;
+  return endCommand() ? { ok: true, commands } : undefined;
 }
 
 // The next step up: the plain characters, plus, in the arguments after the program word,
