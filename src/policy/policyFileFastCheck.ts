@@ -40,14 +40,14 @@ function oneOf(values: readonly string[]): Check {
 }
 
 /**
- * A list whose every element passes `element` as it is. The list itself is the output, as zod's
- * copy would be: the reader's value it comes from is not kept by anyone else.
+ * A list whose every element passes `element` as it is, copied as zod copies it: a list the
+ * reader grew by push keeps spare room (2 MB more heap at 10,000 rules when shared).
  */
 function listOf(element: Check, minLength: 0 | 1): Check {
   return (value) => {
     if (!isJsonArray(value) || value.length < minLength) return undefined;
     for (let i = 0; i < value.length; i++) if (element(value[i]) === undefined) return undefined;
-    return value;
+    return value.slice();
   };
 }
 
@@ -210,8 +210,8 @@ const policyFile = strictObject('PolicyFileSchema', [
 
 /**
  * What `PolicyFileSchema.safeParse(value)` would give as its data, or undefined when not sure
- * (then zod must decide). `value` is a JSON reader's value that no one else keeps: lists of
- * strings in it become part of the answer, as zod's copies of them would.
+ * (then zod must decide). `value` is a JSON reader's value; as with zod, the answer is new
+ * objects and lists, but for the values zod passes on as they are (`equals`, a test's `input`).
  */
 export function policyFileFastCheck(value: unknown): PolicyFile | undefined {
   return policyFile(value) as PolicyFile | undefined;

@@ -1,8 +1,9 @@
 // The hand check of the policy file (src/policy/policyFileFastCheck.ts) stands in for zod on the
 // common valid shapes. Soundness: whenever it gives a value, zod accepts the same input and gives
-// data that is deepStrictEqual to it (prototypes compared: plain objects on both sides) and
-// serialises to the same text (the same key order). Use: it gives a value for every valid
-// policy the generators build, the bench's policies and the shipped ones.
+// data that is deepStrictEqual to it (prototypes compared: plain objects on both sides), that
+// serialises to the same text (the same key order) and holds the same objects of the input as
+// they are (an `equals` value; everything else is new on both sides). Use: it gives a value for
+// every valid policy the generators build, the bench's policies and the shipped ones.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -27,7 +28,22 @@ function agreesWithZod(value: unknown): boolean {
   assert.ok(zod.success, `the fast check took what zod refuses: ${JSON.stringify(value)}\n${zod.error?.message}`);
   assert.deepStrictEqual(fast, zod.data);
   assert.equal(JSON.stringify(fast), JSON.stringify(zod.data), 'key order');
+  assert.deepEqual(sharedWith(value, fast), sharedWith(value, zod.data), 'the same objects of the input passed on as they are');
   return true;
+}
+
+/** The objects and lists of `input` that `output` holds itself (not copies of them). */
+function sharedWith(input: unknown, output: unknown): Set<object> {
+  const own = new Set<object>();
+  const walk = (v: unknown, into: Set<object>): void => {
+    if (v === null || typeof v !== 'object' || into.has(v)) return;
+    into.add(v);
+    for (const child of Object.values(v)) walk(child, into);
+  };
+  walk(input, own);
+  const held = new Set<object>();
+  walk(output, held);
+  return new Set([...held].filter((o) => own.has(o)));
 }
 
 /** The value as each reader makes it: the fast reader (no prototypes; it refuses `__proto__` keys) and JSON.parse. */
@@ -146,7 +162,7 @@ const validPolicy = fc.record(
 // ------------------------------------------------------------------ mutations
 
 const BAD_VALUES: Json[] = [
-  null, true, false, 0, -0, -1, 0.5, 1, 2, MAX_ASK_TIMEOUT_SECONDS, MAX_ASK_TIMEOUT_SECONDS + 1, MAX_ASK_TIMEOUT_SECONDS + 0.5, 1e308, -1e308,
+  null, true, false, 0, -0, -1, 0.5, 1, 2, MAX_ASK_TIMEOUT_SECONDS, MAX_ASK_TIMEOUT_SECONDS + 1, MAX_ASK_TIMEOUT_SECONDS + 0.001, 1e308, -1e308,
   '', ' ', 'x', 'allow', 'ask', 'deny', 'result', 'none', 'keep', 'session', 'never', '0m', '25h', '86401s', '15m', 'builtin', 'off', 'a b', '!',
   [], [''], ['x'], ['allow'], [1], [null], ['a b'], {}, { network: true }, { network: 1 }, { equals: 1 }, { equals: null }, { regex: 'x' },
   { glob: 1 }, { exists: false }, { exists: 'no' }, { marked: ['a'] }, { marked: [] }, { unmarked: ['b'], marked: ['a'] }, { readOnlyHint: true },
@@ -161,13 +177,30 @@ const ADDED_KEYS = [
   'version', 'rules', 'tests', 'controls', 'default', '$schema', 'call', 'expect', 'kind', 'longestGrant', 'allowForSession', 'mcpServers', 'allow', 'deny',
 ];
 
-type Mutation = { at: number; op: 'replace' | 'delete' | 'add' | 'empty'; value: Json; key: string };
+/** A change at a random place, or `ruleField`: one field of one rule (or of the controls) set, to a value valid for that field or not (against its decision, at a bound). */
+type Mutation = { at: number; op: 'replace' | 'delete' | 'add' | 'empty' | 'ruleField'; value: Json; key: string; ruleField: readonly [string, Json] };
+
+/** Values at a field's bounds, beside the general bad ones. */
+const EDGES: Readonly<Record<string, Json[]>> = {
+  timeout: [0, -0, -1, 1e-300, MAX_ASK_TIMEOUT_SECONDS, MAX_ASK_TIMEOUT_SECONDS + 0.001, MAX_ASK_TIMEOUT_SECONDS + 1, 1e308],
+  remember: ['0s', '86400s', '86401s', '1440m', '1441m', '24h', '25h', '1000000s', 'Session', '15'],
+  longestGrant: ['session', 'never', '1h', '25h'],
+};
+
+/** A field of a rule or of the controls, and a value for it: valid for the field (perhaps not for its decision), at a bound, or bad. */
+const ruleFieldValue = fc.oneof(
+  ...Object.entries({ ...ruleFields, decision: fc.constantFrom(...decisionValues), allowForSession: fc.boolean(), longestGrant: remember }).map(([key, valid]) =>
+    fc.tuple(fc.constant(key), fc.oneof(valid as fc.Arbitrary<Json>, fc.constantFrom(...(EDGES[key] ?? BAD_VALUES)), fc.constantFrom(...BAD_VALUES))),
+  ),
+);
+const CONTROLS_KEYS = new Set(['allowForSession', 'longestGrant']);
 
 const mutation: fc.Arbitrary<Mutation> = fc.record({
   at: fc.nat(),
-  op: fc.constantFrom('replace', 'replace', 'delete', 'add', 'add', 'empty'),
+  op: fc.constantFrom('replace', 'replace', 'delete', 'add', 'add', 'empty', 'ruleField', 'ruleField', 'ruleField'),
   value: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...BAD_VALUES) }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<Json> }),
   key: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...ADDED_KEYS) }, { weight: 1, arbitrary: fc.string({ maxLength: 4 }) }),
+  ruleField: ruleFieldValue,
 });
 
 /** Every container in the value, with where it sits. */
@@ -204,6 +237,20 @@ function mutate(policy: Json, mutations: readonly Mutation[]): Json {
         if (Array.isArray(target)) target.push(JSON.parse(JSON.stringify(m.value)) as Json);
         else setOwn(target as object, m.key, m.value);
         break;
+      case 'ruleField': {
+        if (CONTROLS_KEYS.has(m.ruleField[0])) {
+          const root = copy as { controls?: Json };
+          if (root !== null && typeof root === 'object' && !Array.isArray(root)) {
+            if (root.controls === undefined) setOwn(root, 'controls', {});
+            if (root.controls !== null && typeof root.controls === 'object' && !Array.isArray(root.controls)) setOwn(root.controls, m.ruleField[0], m.ruleField[1]);
+          }
+          break;
+        }
+        const rules = (copy as { rules?: Json }).rules;
+        const chosen = Array.isArray(rules) && rules.length > 0 ? rules[m.at % rules.length] : undefined;
+        if (chosen !== null && typeof chosen === 'object' && !Array.isArray(chosen)) setOwn(chosen, m.ruleField[0], m.ruleField[1]);
+        break;
+      }
       case 'empty':
         if (key !== undefined) setOwn(target as object, String(key), Array.isArray((target as Record<string, Json>)[key]) ? [] : {});
         break;
@@ -225,12 +272,12 @@ describe('the fast check of the policy file', () => {
           else if (!PolicyFileSchema.safeParse(value).success) refusedByZod++;
         }
       }),
-      { numRuns: 3000 },
+      { numRuns: 5000 },
     );
     // Both sides were exercised: mutants the fast check took (still valid) and many zod refuses.
     if (process.env.FAST_CHECK_STATS) console.log({ taken, refusedByZod });
-    assert.ok(taken > 300, `only ${taken} mutants taken`);
-    assert.ok(refusedByZod > 2000, `only ${refusedByZod} mutants refused by zod`);
+    assert.ok(taken > 1000, `only ${taken} mutants taken`);
+    assert.ok(refusedByZod > 4000, `only ${refusedByZod} mutants refused by zod`);
   });
 
   it('gives a value only when zod accepts, on any JSON value with a version and rules (fast-check)', () => {
