@@ -27,7 +27,7 @@ export interface ParsedJsonc<T> {
 }
 
 /** Parses JSONC (comments and trailing commas allowed) and validates it against a zod schema. */
-export interface ParseOptions {
+export interface ParseOptions<T = unknown> {
   /** How the file is named in messages, e.g. "the policy file". */
   what: string;
   /** Valid field names by path shape ('' for the root, 'rules.#' for a rule), for "did you mean" hints. */
@@ -37,10 +37,15 @@ export interface ParseOptions {
    * text's digest): taken as is, without reading the text again or building the schema.
    */
   known?: KnownReading;
+  /**
+   * The schema's answer for the fast reader's value, worked out without the schema, or undefined
+   * when not sure: then the schema decides. It must never take a value the schema refuses.
+   */
+  fastValidate?: (value: unknown) => T | undefined;
 }
 
 /** `schema` may be a function building it at first use. */
-export function parseJsoncWithSchema<T>(text: string, file: string, given: z.ZodType<T> | (() => z.ZodType<T>), options: ParseOptions): ParsedJsonc<T> {
+export function parseJsoncWithSchema<T>(text: string, file: string, given: z.ZodType<T> | (() => z.ZodType<T>), options: ParseOptions<T>): ParsedJsonc<T> {
   const schema = (): z.ZodType<T> => (typeof given === 'function' ? given() : given);
   const { what } = options;
   const lines = new LineMap(text);
@@ -51,7 +56,8 @@ export function parseJsoncWithSchema<T>(text: string, file: string, given: z.Zod
     // A valid file is read without its syntax tree, which is built only if something asks for it.
     const fast = options.known ?? readJsoncFast(source, MAX_TEXT_DEPTH);
     if (fast) {
-      const parsed = options.known ? { success: true as const, data: options.known.value as T } : schema().safeParse(fast.value);
+      const checked = options.known ? (options.known.value as T) : options.fastValidate?.(fast.value);
+      const parsed = checked !== undefined ? { success: true as const, data: checked } : schema().safeParse(fast.value);
       if (parsed.success) {
         let tree: Node | undefined;
         Object.defineProperty(result, 'root', { get: () => (tree ??= parseTree(source, [], TREE_OPTIONS)), enumerable: true, configurable: true });

@@ -11,6 +11,7 @@ import { hasErrors, type Diagnostic } from './diagnostics.js';
 import { literalPrefix } from './globs.js';
 import { parseJsoncWithSchema, type KnownReading, type ParsedJsonc } from './parse.js';
 import { PathResolver } from './paths.js';
+import { policyFileFastCheck } from './policyFileFastCheck.js';
 import { PreparedCall } from './preparedCall.js';
 import { hintNames } from './policyNames.js';
 import { brokenControls, capRemember, controlsDiagnostics, controlsOf, NO_CONTROLS, type ManagedControls } from './managedControls.js';
@@ -96,7 +97,7 @@ export class PolicyLayer {
  * (`agentpolicy hook` keeps it by the text's digest), used without reading or validating again.
  */
 export function loadPolicyText(text: string, file: string, layer: LayerName = 'workspace', known?: KnownReading): PolicyLayer {
-  return new PolicyLayer(layer, file, parseJsoncWithSchema(text, file, policyFileSchema, { what: 'the policy file', knownKeys: KNOWN_KEYS, ...(known ? { known } : {}) }));
+  return new PolicyLayer(layer, file, parseJsoncWithSchema(text, file, policyFileSchema, { what: 'the policy file', knownKeys: KNOWN_KEYS, fastValidate: policyFileFastCheck, ...(known ? { known } : {}) }));
 }
 
 /**

@@ -2,6 +2,12 @@
 // zod objects cost tens of milliseconds to build: `agentpolicy hook` starts for every call).
 export const toolKinds = ['builtin', 'client', 'mcp', 'connector', 'plugin'] as const;
 export const hintNames = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
+export const decisionValues = ['allow', 'ask', 'deny'] as const;
+export const reviewValues = ['result'] as const;
+export const sandboxModes = ['required', 'auto', 'off'] as const;
+
+/** The longest `timeout` a timer can hold: setTimeout takes at most 2^31-1 ms. */
+export const MAX_ASK_TIMEOUT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 
 /** A flow rule's mark: letters, digits and `_ . : -` (so `--marks a,b` and the tree show it as written). */
 export const MARK_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;

@@ -2,14 +2,10 @@
 // field is an error, so a typo such as "tool" for "tools" can never widen a rule.
 import { z } from 'zod';
 import { isRemember, MAX_GRANT_SECONDS, type Remember } from './grantLength.js';
-import { hintNames, MARK_PATTERN, toolKinds } from './policyNames.js';
+import { decisionValues, hintNames, MARK_PATTERN, MAX_ASK_TIMEOUT_SECONDS, reviewValues, sandboxModes, toolKinds } from './policyNames.js';
 
-export { hintNames, toolKinds };
-
-export const decisionValues = ['allow', 'ask', 'deny'] as const;
-
-/** The longest `timeout` a timer can hold: setTimeout takes at most 2^31-1 ms. */
-export const MAX_ASK_TIMEOUT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+// The plain names live in policyNames.ts, which the fast check (policyFileFastCheck.ts) shares without zod.
+export { decisionValues, hintNames, MAX_ASK_TIMEOUT_SECONDS, reviewValues, sandboxModes, toolKinds };
 
 export const DecisionSchema = z.enum(decisionValues).describe('allow runs the call, ask opens an approval, deny refuses it');
 export const ToolKindSchema = z.enum(toolKinds);
@@ -55,12 +51,10 @@ export const RememberSchema = z
   .describe('ask only; the widest grant a person may give: "session" (default), "never" (allow once only), or a duration such as "15m" or "1h" (at most 24h)')
   .meta({ pattern: '^(session|never|[1-9][0-9]{0,5}[smh])$' }) as unknown as z.ZodType<Remember, Remember>;
 
-export const reviewValues = ['result'] as const;
 export const ReviewSchema = z
   .enum(reviewValues)
   .describe('allow and ask only: "result" holds the tool\'s result for a person (Pass / Withhold) before the model sees it');
 
-export const sandboxModes = ['required', 'auto', 'off'] as const;
 export const SandboxModeSchema = z
   .enum(sandboxModes)
   .describe('required: without a sandbox every command asks; auto (default): sandboxed where the machine can; off: never (managed and user policies only)');
