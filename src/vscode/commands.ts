@@ -194,6 +194,8 @@ async function answerPending(ctx: CommandContext): Promise<void> {
     placeHolder: vscode.l10n.t('Pick what to answer'),
     matchOnDescription: true,
     matchOnDetail: true,
+    // The first of two steps (what, then the answer), also opened from the walkthrough's button.
+    ignoreFocusOut: true,
   });
   if (!picked?.callback) return;
   if (picked.callback.type === 'sign-in') return signIn(ctx, picked.callback.id);

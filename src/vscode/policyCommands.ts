@@ -43,7 +43,8 @@ export async function openWorkspacePolicy(policy: PolicyService, extensionPath: 
   if (!fs.existsSync(target)) {
     const picked = await vscode.window.showQuickPick(
       examplePolicies(extensionPath).map((e) => ({ label: e.name, description: e.description, file: e.file })),
-      { title: vscode.l10n.t('Agent Policy: Open Workspace Policy'), placeHolder: vscode.l10n.t('There is no {0} yet: start from an example', WORKSPACE_POLICY_FILE) },
+      // Opened from the walkthrough's button too, where the step's picture can take the focus as it loads.
+      { title: vscode.l10n.t('Agent Policy: Open Workspace Policy'), placeHolder: vscode.l10n.t('There is no {0} yet: start from an example', WORKSPACE_POLICY_FILE), ignoreFocusOut: true },
     );
     if (!picked) return;
     // Through a WorkspaceEdit, so creating it can be undone like any edit.
@@ -95,6 +96,8 @@ export async function explainCall(policy: PolicyService, explanations: Explanati
     prompt: vscode.l10n.t('The stable id of the tool'),
     value: approval?.request.tool.id ?? past?.toolId ?? 'builtin.read_file',
     validateInput: (v) => (v.trim() ? undefined : vscode.l10n.t('a tool id such as {0}', 'builtin.read_file')),
+    // Two steps, also opened from the walkthrough's button: the focus moving must not drop the first.
+    ignoreFocusOut: true,
   });
   if (!toolId) return;
   const inputText = await vscode.window.showInputBox({
@@ -109,6 +112,7 @@ export async function explainCall(policy: PolicyService, explanations: Explanati
         return vscode.l10n.t('not JSON: {0}', (error as Error).message);
       }
     },
+    ignoreFocusOut: true,
   });
   if (inputText === undefined) return;
   const call: ToolCall = {
