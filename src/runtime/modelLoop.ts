@@ -50,7 +50,10 @@ export class ModelLoop {
           endTurn(this.tree, this.session, turn, 'completed', response.text);
           return;
         }
-        const results = await Promise.all(response.toolCalls.map((call) => this.toolCalls.call(turn, call)));
+        // The calls' audit lines are written together once all are decided, before any tool runs (tree.ts).
+        const batch = this.tree.batchAudit(() => response.toolCalls.map((call) => this.toolCalls.call(turn, call)));
+        const results = await Promise.all(batch.result);
+        if (batch.written) await batch.written;
         if (turn.abort.signal.aborted) return;
         response.toolCalls.forEach((call, i) => this.messages.push({ role: 'tool', callId: call.id, name: call.name, content: results[i]! }));
       }

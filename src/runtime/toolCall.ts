@@ -189,6 +189,9 @@ export class ToolCalls {
     const callback = new OpenApproval(newId('cb'), this.session.id, turn.id, this.session.agentName, Date.now(), request);
     // The ask is both a decision and an open callback: one line says both, so a reload can tell what was left open.
     this.tree.audit({ event: 'callback-opened', ...auditBase, decision: 'ask', callback: callback.id, ...(hook ? { hook: hook.hook } : {}), ...this.sandboxField(tool, run) });
+    // No one is asked about a call whose line was not written (tree.ts, batchAudit).
+    const held = this.tree.auditWritten();
+    if (held !== undefined) await held;
     this.tree.emit({ type: 'tool-call', ...base, effective: 'ask', by: hook ? `hook:${hook.hook}` : 'policy', ...this.sandboxField(tool, run) });
     const outcome = await openCallback(this.tree, callback, timeoutSeconds, decision.ask?.onTimeout ?? 'deny');
     if (outcome.kind === 'closed') return JSON.stringify({ error: `not run: ${outcome.reason}` });
@@ -219,6 +222,8 @@ export class ToolCalls {
   }
 
   private async runTool(turn: TurnCore, tool: RuntimeTool, call: ModelToolCall, input: unknown, decision: PolicyDecision, run?: RunSandbox, auditBase?: AuditBase): Promise<string> {
+    const held = this.tree.auditWritten();
+    if (held !== undefined) await held; // its line, held with the response's (tree.ts, batchAudit), is written first
     if (tool.signIn) {
       const signedIn = await ensureSignedIn(this.tree, this.session, turn, tool.signIn);
       if (signedIn !== true) return this.finishCall(turn, tool, call, false, JSON.stringify({ error: signedIn }));

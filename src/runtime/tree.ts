@@ -119,8 +119,50 @@ export class Tree implements CallbackHost {
   }
 
   audit(entry: Omit<AuditEntry, 'time'>): void {
-    this.options.audit?.write({ time: auditTime(), ...entry });
+    const line: AuditEntry = { time: auditTime(), ...entry };
+    if (this.auditBatch) this.auditBatch.entries.push(line);
+    else this.options.audit?.write(line);
   }
+
+  /**
+   * Runs `start`, which decides a response's parallel calls, with their audit lines held, then
+   * writes them together (the sink's `writeAll`): one system call per ~9 lines, not per line. A
+   * tool started meanwhile waits for `auditWritten()` first, so no tool runs before its line is
+   * written, as before; what changes is that a response's tools start after all its calls are
+   * decided. `written` rejects when the lines could not be written (a tool waiting on it then does
+   * not run); the caller awaits it too, so a line that was lost fails the turn as a failed write did.
+   * No `written` when nothing was held (no audit sink, or one without `writeAll`).
+   */
+  batchAudit<T>(start: () => T): { result: T; written?: Promise<void> } {
+    const sink = this.options.audit;
+    if (sink?.writeAll === undefined || this.auditBatch !== undefined) return { result: start() };
+    let settle!: { resolve: () => void; reject: (error: unknown) => void };
+    const written = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+    // Handled here and rethrown to whoever awaits it: a batch of denials has no tool waiting.
+    written.catch(() => undefined);
+    const batch = { entries: [] as AuditEntry[], written };
+    this.auditBatch = batch;
+    let result: T;
+    try {
+      result = start();
+    } finally {
+      this.auditBatch = undefined;
+      try {
+        sink.writeAll(batch.entries);
+        settle.resolve();
+      } catch (error) {
+        settle.reject(error);
+      }
+    }
+    return { result, written };
+  }
+
+  /** While a batch's lines are held: its promise of their being written (tools wait on it); else undefined. */
+  auditWritten(): Promise<void> | undefined {
+    return this.auditBatch?.written;
+  }
+
+  private auditBatch: { entries: AuditEntry[]; written: Promise<void> } | undefined;
 
   /** Adds the marks of a call that runs; says which were new (nothing when none was). */
   mark(session: SessionScope, toolId: string, marks: readonly string[] | undefined): void {

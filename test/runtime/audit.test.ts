@@ -9,6 +9,7 @@ import {
   encodeAuditLine,
   FileAuditLog,
   inputDigest,
+  joinedLines,
   MAX_LINE_BYTES,
   MemoryAuditLog,
   summarizeInput,
@@ -90,8 +91,9 @@ if (readyFile && goFile) {
   const giveUp = Date.now() + 90000;
   while (!fs.existsSync(goFile) && Date.now() < giveUp) Atomics.wait(sleeper, 0, 0, 1);
 }
+const batch: Parameters<typeof log.write>[0][] = [];
 for (let i = 0; i < Number(countText); i++) {
-  log.write({
+  (mode === 'batches' ? (e: Parameters<typeof log.write>[0]) => batch.push(e) : (e: Parameters<typeof log.write>[0]) => log.write(e))({
     time: new Date().toISOString(),
     event: 'decision',
     session: name!,
@@ -104,7 +106,10 @@ for (let i = 0; i < Number(countText); i++) {
     default: 'builtin',
     reason: (name + ':' + i + ' ').repeat(150),
   });
+  // writeAll, as the runtime writes a response's lines: 10 at a time, about three to a write.
+  if (batch.length === 10) log.writeAll(batch.splice(0));
 }
+log.writeAll(batch);
 if (mode === 'kill' || mode === 'fsync') process.kill(process.pid, 'SIGKILL');
 log.close();
 `;
@@ -363,6 +368,63 @@ describe('audit log', () => {
           `${name}'s lines, whole and in order`,
         );
         for (const e of mine) assert.ok(e.reason!.startsWith(`${name}:${e.turn} `));
+      }
+    });
+  });
+
+  describe('writing several lines at once (writeAll)', function () {
+    this.timeout(120000);
+
+    it('joins lines in order into writes of at most 4 KiB, whole lines only', () => {
+      const lines = Array.from({ length: 200 }, (_, i) => `${'é'.repeat((i * 37) % 700)}${i}\n`);
+      const chunks = joinedLines(lines);
+      assert.equal(chunks.join(''), lines.join(''));
+      for (const chunk of chunks) {
+        assert.ok(Buffer.byteLength(chunk) <= 4096, `a write of ${Buffer.byteLength(chunk)} bytes`);
+        assert.ok(chunk.endsWith('\n'));
+      }
+      // Each chunk is whole lines: its lines are a run of the input's.
+      let at = 0;
+      for (const chunk of chunks) {
+        const mine = chunk.slice(0, -1).split('\n').map((l) => `${l}\n`);
+        assert.deepEqual(mine, lines.slice(at, at + mine.length));
+        at += mine.length;
+      }
+      assert.equal(at, lines.length);
+      assert.ok(chunks.length < lines.length / 2, `${chunks.length} writes for ${lines.length} lines`);
+    });
+
+    it('writes what write would, entry by entry', () => {
+      const [one, all] = [tempFile(), tempFile()];
+      const a = new FileAuditLog(one);
+      for (const e of everyShape) a.write(e);
+      a.close();
+      const b = new FileAuditLog(all);
+      b.writeAll(everyShape);
+      b.writeAll([]);
+      b.close();
+      assert.equal(fs.readFileSync(all, 'utf8'), fs.readFileSync(one, 'utf8'));
+    });
+
+    it('two processes appending batches at once produce 1000 whole lines, each writer\'s in order', async () => {
+      const file = tempFile();
+      const script = childScript(writerBody);
+      const go = path.join(tmp, `go-${fileCounter}`);
+      const ready = [1, 2].map((n) => path.join(tmp, `ready-${fileCounter}-${n}`));
+      const children = [
+        spawnNode(script, [file, '500', 'w1', 'batches', ready[0]!, go]),
+        spawnNode(script, [file, '500', 'w2', 'batches', ready[1]!, go]),
+      ];
+      try {
+        await waitFor(() => ready.every((f) => fs.existsSync(f)), 90000);
+      } finally {
+        fs.writeFileSync(go, '');
+      }
+      for (const r of await Promise.all(children)) assert.equal(r.code, 0, r.stderr);
+      const read = parseAuditText(fs.readFileSync(file, 'utf8'));
+      assert.deepEqual(read.problems, []);
+      for (const name of ['w1', 'w2']) {
+        assert.deepEqual(read.entries.filter((e) => e.session === name).map((e) => e.turn), Array.from({ length: 500 }, (_, i) => String(i)));
       }
     });
   });
