@@ -128,6 +128,25 @@ function spawnNode(script: string, args: string[]): Promise<{ code: number | nul
   });
 }
 
+/** Two child processes appending 500 lines each to one file, started together; the file's text. */
+async function twoWritersAtOnce(mode: 'close' | 'batches'): Promise<string> {
+  const file = tempFile();
+  const script = childScript(writerBody);
+  const go = path.join(tmp, `go-${fileCounter}`);
+  const ready = [1, 2].map((n) => path.join(tmp, `ready-${fileCounter}-${n}`));
+  const children = [
+    spawnNode(script, [file, '500', 'w1', mode, ready[0]!, go]),
+    spawnNode(script, [file, '500', 'w2', mode, ready[1]!, go]),
+  ];
+  try {
+    await waitFor(() => ready.every((f) => fs.existsSync(f)), 90000);
+  } finally {
+    fs.writeFileSync(go, '');
+  }
+  for (const r of await Promise.all(children)) assert.equal(r.code, 0, r.stderr);
+  return fs.readFileSync(file, 'utf8');
+}
+
 async function waitFor(condition: () => boolean, ms: number): Promise<void> {
   const giveUp = Date.now() + ms;
   while (!condition()) {
@@ -338,22 +357,7 @@ describe('audit log', () => {
     });
 
     it('two processes appending at once produce 1000 whole lines', async () => {
-      const file = tempFile();
-      const script = childScript(writerBody);
-      const go = path.join(tmp, `go-${fileCounter}`);
-      const ready = [1, 2].map((n) => path.join(tmp, `ready-${fileCounter}-${n}`));
-      const children = [
-        spawnNode(script, [file, '500', 'w1', 'close', ready[0]!, go]),
-        spawnNode(script, [file, '500', 'w2', 'close', ready[1]!, go]),
-      ];
-      try {
-        await waitFor(() => ready.every((f) => fs.existsSync(f)), 90000);
-      } finally {
-        fs.writeFileSync(go, '');
-      }
-      for (const r of await Promise.all(children)) assert.equal(r.code, 0, r.stderr);
-
-      const text = fs.readFileSync(file, 'utf8');
+      const text = await twoWritersAtOnce('close');
       assert.ok(text.endsWith('\n'));
       // A writer opening while the other's line is being copied in may see the file end mid-line
       // (Linux grows the size as it copies) and start with a newline: a blank line, which readers skip.
@@ -407,21 +411,7 @@ describe('audit log', () => {
     });
 
     it('two processes appending batches at once produce 1000 whole lines, each writer\'s in order', async () => {
-      const file = tempFile();
-      const script = childScript(writerBody);
-      const go = path.join(tmp, `go-${fileCounter}`);
-      const ready = [1, 2].map((n) => path.join(tmp, `ready-${fileCounter}-${n}`));
-      const children = [
-        spawnNode(script, [file, '500', 'w1', 'batches', ready[0]!, go]),
-        spawnNode(script, [file, '500', 'w2', 'batches', ready[1]!, go]),
-      ];
-      try {
-        await waitFor(() => ready.every((f) => fs.existsSync(f)), 90000);
-      } finally {
-        fs.writeFileSync(go, '');
-      }
-      for (const r of await Promise.all(children)) assert.equal(r.code, 0, r.stderr);
-      const read = parseAuditText(fs.readFileSync(file, 'utf8'));
+      const read = parseAuditText(await twoWritersAtOnce('batches'));
       assert.deepEqual(read.problems, []);
       for (const name of ['w1', 'w2']) {
         assert.deepEqual(read.entries.filter((e) => e.session === name).map((e) => e.turn), Array.from({ length: 500 }, (_, i) => String(i)));
