@@ -24,6 +24,10 @@ export function hookBench(cliDir: string): BenchRow[] {
     const calls = {
       command: stdin('Bash', { command: 'npm run task4 --silent' }),
       compound: stdin('Bash', { command: 'git status && npm test | tee out.log' }),
+      // Quotes and a plain $(...) in arguments: the second fast path's, no shell parser to load.
+      quoted: stdin('Bash', { command: 'git commit -m "fix: read the words" && git log --since "$(date +%s)"' }),
+      // A redirection: the shell parser (WebAssembly) is loaded.
+      parsed: stdin('Bash', { command: 'git log --oneline > /dev/null 2>&1' }),
       path: stdin('Write', { file_path: path.join(workspace, 'area3/src/a.ts'), content: '' }),
     };
     const time = (args: string[], input?: string): number => {
@@ -41,7 +45,7 @@ export function hookBench(cliDir: string): BenchRow[] {
       hook(calls.command);
     }
     const bare: number[] = [];
-    const byCall: Record<keyof typeof calls, number[]> = { command: [], compound: [], path: [] };
+    const byCall: Record<keyof typeof calls, number[]> = { command: [], compound: [], quoted: [], parsed: [], path: [] };
     for (let i = 0; i < RUNS; i++) {
       for (const [name, input] of Object.entries(calls) as Array<[keyof typeof calls, string]>) {
         bare.push(time(['-e', '0']));
@@ -50,7 +54,7 @@ export function hookBench(cliDir: string): BenchRow[] {
     }
     const node = median(bare);
     const rows: BenchRow[] = [
-      { subject: 'hook: new process', size: RUNS * 3, metric: 'node -e 0', value: node, unit: 'ms', digits: 1, note: 'the floor: a bare node start, median' },
+      { subject: 'hook: new process', size: RUNS * 5, metric: 'node -e 0', value: node, unit: 'ms', digits: 1, note: 'the floor: a bare node start, median' },
       { subject: 'hook: new process', size: 1, metric: 'first call after the policy changed', value: first, unit: 'ms', digits: 1, note: '1,000 rules validated and kept for later calls' },
     ];
     for (const [name, values] of Object.entries(byCall)) {
