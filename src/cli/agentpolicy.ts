@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
 import { parseAgentsFile, spawnInfo, type AgentsFile } from '../agents/agentsFile.js';
 import { describeRemember } from '../policy/grantLength.js';
 import { kindFromId, type ToolCall } from '../policy/call.js';
@@ -87,6 +88,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       io.out(USAGE);
       return 0;
     }
+    // A one-shot command ends right after: V8's optimised compile of the parser's WebAssembly,
+    // on a background thread, would hold its exit ~0.9 s (hookMain.ts). A session (`run`) keeps it.
+    if (command !== 'run') setFlagsFromString('--liftoff-only');
     await initShellParser();
     if (command === 'check') return check(values, io);
     if (command === 'test') return test(values, io);
