@@ -1,6 +1,7 @@
 // One engine's side of `npm run bench:compare` (scripts/bench-compare.mjs): bundled once from the
 // working tree and once from an earlier commit, both loaded into one process, which alternates
 // their batches so that the load of a shared machine weighs on both alike.
+import { generate as peerGenerate, ourPolicy, toCase } from './peerWorkloads.js';
 import { generate, materialise } from './policyBench.js';
 import { runtimeBench } from './runtimeBench.js';
 import { forgetCompiledGlobs } from '../src/policy/globs.js';
@@ -11,7 +12,7 @@ export async function init(): Promise<void> {
   await initShellParser();
 }
 
-/** Decides (or compiles) `k` items of a workload per call: id, path, path-nofollow, command, input, mixed, compile. */
+/** Decides (or compiles) `k` items of a workload per call: id, path, path-nofollow, command, input, mixed, compile, peer-plain, peer-compound. */
 export function workload(name: string, rules: number, workspaceFolder: string): (k: number) => void {
   if (name === 'compile') {
     const text = generate('matchers', rules).text;
@@ -19,6 +20,19 @@ export function workload(name: string, rules: number, workspaceFolder: string): 
       for (let i = 0; i < k; i++) {
         forgetCompiledGlobs();
         loadPolicyText(text, 'bench.agentpolicy.jsonc');
+      }
+    };
+  }
+  if (name === 'peer-plain' || name === 'peer-compound') {
+    // bench:peers' command pools (`npm run task5 -- --shard 3`; two joined, or with `$(date +%s)`), on its command-prefix rules.
+    const g = peerGenerate(['command'], rules, workspaceFolder, new Set());
+    const policy = new Policy({ workspace: loadPolicyText(ourPolicy(g.rules), 'bench.agentpolicy.jsonc') });
+    const calls = (name === 'peer-plain' ? g.plain : g.compound).map((c) => toCase(c).ours);
+    let next = 0;
+    return (k) => {
+      for (let i = 0; i < k; i++) {
+        policy.decide(calls[next]!, { workspaceFolder });
+        next = (next + 1) % calls.length;
       }
     };
   }

@@ -4,7 +4,7 @@
 // over the batches after a warm-up third, and the ratio the median of adjacent batches'
 // new ÷ base, which load on a shared machine moves little. Workloads: id, path, path-nofollow,
 // command, input, mixed, compile (ms per compile of matcher rules), runtime (rounds of the
-// runtime benchmark in turn). A workspace deeper than /tmp: TMPDIR=/some/deep/folder.
+// runtime benchmark in turn), peer-plain and peer-compound (bench:peers' command pools, alone). A workspace deeper than /tmp: TMPDIR=/some/deep/folder.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, realpathSync, rmSync, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
