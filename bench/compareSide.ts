@@ -5,7 +5,8 @@ import { generate as peerGenerate, ourPolicy, toCase } from './peerWorkloads.js'
 import { generate, materialise } from './policyBench.js';
 import { runtimeBench } from './runtimeBench.js';
 import { forgetCompiledGlobs } from '../src/policy/globs.js';
-import { loadPolicyText, Policy } from '../src/policy/policy.js';
+import type { ToolCall } from '../src/policy/call.js';
+import { loadPolicyText, Policy, type DecideOptions } from '../src/policy/policy.js';
 import { initShellParser } from '../src/policy/shellParser.js';
 
 export async function init(): Promise<void> {
@@ -27,14 +28,7 @@ export function workload(name: string, rules: number, workspaceFolder: string): 
     // bench:peers' command pools (`npm run task5 -- --shard 3`; two joined, or with `$(date +%s)`), on its command-prefix rules.
     const g = peerGenerate(['command'], rules, workspaceFolder, new Set());
     const policy = new Policy({ workspace: loadPolicyText(ourPolicy(g.rules), 'bench.agentpolicy.jsonc') });
-    const calls = (name === 'peer-plain' ? g.plain : g.compound).map((c) => toCase(c).ours);
-    let next = 0;
-    return (k) => {
-      for (let i = 0; i < k; i++) {
-        policy.decide(calls[next]!, { workspaceFolder });
-        next = (next + 1) % calls.length;
-      }
-    };
+    return deciding(policy, (name === 'peer-plain' ? g.plain : g.compound).map((c) => toCase(c).ours), { workspaceFolder });
   }
   const generated = generate(name === 'id' ? 'id-only' : 'matchers', rules);
   materialise(workspaceFolder, generated.files);
@@ -46,7 +40,11 @@ export function workload(name: string, rules: number, workspaceFolder: string): 
     if (name === 'input') return c.tool.id.startsWith('mcp.');
     return true;
   });
-  const options = { workspaceFolder, followSymlinks: name !== 'path-nofollow' };
+  return deciding(policy, calls, { workspaceFolder, followSymlinks: name !== 'path-nofollow' });
+}
+
+/** Decides `k` of the calls per run, in turn. */
+function deciding(policy: Policy, calls: readonly ToolCall[], options: DecideOptions): (k: number) => void {
   let next = 0;
   return (k) => {
     for (let i = 0; i < k; i++) {

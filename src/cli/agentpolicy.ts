@@ -3,7 +3,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { setFlagsFromString } from 'node:v8';
 import { parseAgentsFile, spawnInfo, type AgentsFile } from '../agents/agentsFile.js';
 import { describeRemember } from '../policy/grantLength.js';
 import { kindFromId, type ToolCall } from '../policy/call.js';
@@ -88,10 +87,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       io.out(USAGE);
       return 0;
     }
-    // A one-shot command ends right after: V8's optimised compile of the parser's WebAssembly,
-    // on a background thread, would hold its exit ~0.9 s (hookMain.ts). A session (`run`) keeps it.
-    if (command !== 'run') setFlagsFromString('--liftoff-only');
-    await initShellParser();
+    // A one-shot command ends right after parsing; a session (`run`) parses on and keeps V8's optimising compiler.
+    await initShellParser({ shortLived: command !== 'run' });
     if (command === 'check') return check(values, io);
     if (command === 'test') return test(values, io);
     if (command === 'run') return await run(values, io);

@@ -4,7 +4,6 @@
 // call, so it loads the policy engine and nothing else.
 import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import { setFlagsFromString } from 'node:v8';
 import { isHostAgent, HOST_AGENTS, type HostAgent } from '../hooks/hostAgents.js';
 import { editorFor } from '../hooks/editorBridge.js';
 import { blocked, runHook, type HookDeps, type HookOptions } from '../hooks/hookCommand.js';
@@ -72,11 +71,7 @@ export async function hookMain(p: HookProcess): Promise<number> {
   }
   const loadShellParser = async (): Promise<void> => {
     try {
-      // A hook process parses one command and ends. V8 would also compile the grammar's
-      // WebAssembly optimised, on a background thread, and the process cannot exit before that
-      // is done: ~0.9 s of a 1.1 s call here. Its baseline code (Liftoff) is plenty for one parse.
-      setFlagsFromString('--liftoff-only');
-      await initShellParser();
+      await initShellParser({ shortLived: true });
     } catch (error) {
       // Without the parser every command that is not a plain list is unparseable, so never allowed: safe, and said.
       p.err(`agentpolicy hook: the shell parser could not be loaded (${(error as Error).message})`);

@@ -108,7 +108,7 @@ export function compileRules(
     const where = span ?? out.nodeAt(index);
     if (rule.id !== undefined) {
       const first = ids.get(rule.id);
-      if (first !== undefined) out.report(index, where, out.nodeAt(index, 'id'), 'duplicate-id', `rule id "${rule.id}" is already used by rule ${first + 1}`);
+      if (first !== undefined) out.report(where, out.nodeAt(index, 'id'), 'duplicate-id', `rule id "${rule.id}" is already used by rule ${first + 1}`);
       else ids.set(rule.id, index);
     }
     const c: CompiledRule = {
@@ -166,7 +166,8 @@ class RuleCompiler {
     return this.source.root ? findNodeAtLocation(this.source.root, ['rules', index, ...path]) : undefined;
   }
 
-  report(index: number, where: Span | Node | undefined, at: Node | undefined, code: Diagnostic['code'], message: string): void {
+  /** A diagnostic at `at`, else at the rule (`where`). */
+  report(where: Span | Node | undefined, at: Node | undefined, code: Diagnostic['code'], message: string): void {
     const target = at ?? where;
     this.diagnostics.push({ file: this.file, severity: 'error', code, message, offset: target?.offset ?? 0, length: target?.length ?? 1 });
   }
@@ -178,11 +179,11 @@ class RuleCompiler {
     } catch (error) {
       const at = (): Node | undefined => (sub === undefined ? this.nodeAt(rule.index, key) : this.nodeAt(rule.index, key, sub));
       if (error instanceof GlobError || error instanceof SyntaxError) {
-        this.report(rule.index, rule.where, at(), 'bad-glob', error.message);
+        this.report(rule.where, at(), 'bad-glob', error.message);
         return undefined;
       }
       if (error instanceof MatcherSchemaError) {
-        this.report(rule.index, rule.where, at(), 'schema', error.message);
+        this.report(rule.where, at(), 'schema', error.message);
         return undefined;
       }
       throw error;
@@ -235,12 +236,12 @@ class RuleCompiler {
       const keyAt = (): Node | undefined => this.nodeAt(at.index, 'input', pointer)?.parent?.children?.[0];
       const tokens = parsePointer(pointer);
       if (tokens === undefined) {
-        this.report(at.index, at.where, keyAt(), 'schema', `"${pointer}" is not a JSON Pointer: it must be empty or start with "/"`);
+        this.report(at.where, keyAt(), 'schema', `"${pointer}" is not a JSON Pointer: it must be empty or start with "/"`);
         continue;
       }
       const matcher = Object.prototype.hasOwnProperty.call(given, pointer) ? given[pointer] : undefined;
       if (matcher === undefined) {
-        this.report(at.index, at.where, keyAt(), 'schema', `input ${JSON.stringify(pointer)} has no matcher`);
+        this.report(at.where, keyAt(), 'schema', `input ${JSON.stringify(pointer)} has no matcher`);
         continue;
       }
       const test = this.guard(at, compileInputMatcherAt, { matcher, pointer }, 'input', pointer);

@@ -128,14 +128,14 @@ class ToolIndex {
         this.add('', i);
         return;
       }
-      // Each distinct prefix once per rule (a linear look back: a rule lists a few tools).
-      for (let t = 0; t < tools.length; t++) {
-        const glob = tools[t]!;
+      // Each distinct prefix once per rule (a rule lists a few tools: a list, not a set).
+      const prefixes: string[] = [];
+      for (const glob of tools) {
         if (glob.startsWith('!')) continue;
         const prefix = literalPrefix(glob);
-        let seen = false;
-        for (let u = 0; u < t && !seen; u++) seen = !tools[u]!.startsWith('!') && literalPrefix(tools[u]!) === prefix;
-        if (!seen) this.add(prefix, i);
+        if (prefixes.includes(prefix)) continue;
+        prefixes.push(prefix);
+        this.add(prefix, i);
       }
     });
   }

@@ -81,12 +81,10 @@ export function splitPlainCommand(source: string): SplitResult | undefined {
 // '...' and "..." with tame contents and $(...) around a plain command (`git log --since
 // "$(date +%s)"`, `grep -n 'a b' src`). The program word and the assignments before it stay
 // plain, so a part's program is always static here.
-const UNQUOTED = /[A-Za-z0-9_.\/=:+,@%-]/;
 /** What "..." may hold besides $(...): no `$`, backtick, backslash or `!`, which bash treats specially there. */
 const IN_DOUBLE = /[A-Za-z0-9 \t_.\/=:+,;&|@%*?#~<>(){}[\]^'-]/;
 /** What '...' may hold: every character is literal there, but a newline or a control character is the parser's. */
 const IN_SINGLE = /[A-Za-z0-9 \t_.\/=:+,;&|@%*?#~<>(){}[\]^"$`\\!-]/;
-const BLANK = /[ \t]/;
 /** The program word and assignments before it, where the fast paths take `%`, `@` or quotes elsewhere (tree-sitter misreads `A=1 a:b`). */
 const LEADING_WORD = /^[A-Za-z0-9_.\/][A-Za-z0-9_.\/=+,-]*$/;
 /** tree-sitter reads a word starting `==` or `=~` as a test operator, then misreads the line (`a == && b`). */
@@ -120,7 +118,7 @@ export function splitQuotedCommand(source: string): SplitResult | undefined {
   };
   while (i < source.length) {
     const c = source[i]!;
-    if (BLANK.test(c)) {
+    if (c === ' ' || c === '\t') {
       i++;
       continue;
     }
@@ -139,7 +137,9 @@ export function splitQuotedCommand(source: string): SplitResult | undefined {
     let substituted = false;
     while (i < source.length) {
       const ch = source[i]!;
-      if (UNQUOTED.test(ch)) {
+      const code = ch.charCodeAt(0);
+      // Unquoted, the plain path's characters.
+      if (code < 128 && IN_PLAIN_WORD[code] === 1) {
         text += ch;
         i++;
       } else if (ch === "'") {
@@ -176,7 +176,7 @@ export function splitQuotedCommand(source: string): SplitResult | undefined {
         nested.push(...inner.commands);
         substituted = true;
         i = inner.end;
-      } else if (BLANK.test(ch) || ch === '&' || ch === '|' || ch === ';') {
+      } else if (ch === ' ' || ch === '\t' || ch === '&' || ch === '|' || ch === ';') {
         break;
       } else {
         return undefined;

@@ -22,6 +22,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import type WebTreeSitter = require('web-tree-sitter');
 import { forgetSymbolNames } from './shellTree.js';
 
@@ -48,6 +49,13 @@ export const SHELL_PARSER_WASM_FILES = [
 export interface ShellParserInitOptions {
   /** Directory holding web-tree-sitter.wasm and tree-sitter-bash.wasm; tried before the defaults. */
   wasmDir?: string;
+  /**
+   * The process parses a command or two and ends (a hook, a one-shot CLI command): the
+   * WebAssembly is compiled by V8's baseline compiler only (`--liftoff-only`, for the whole
+   * process). Otherwise V8 also compiles it optimised on a background thread, and the process
+   * cannot exit until that is done: ~0.9 s of a 1.1 s hook call on this project's machine.
+   */
+  shortLived?: boolean;
 }
 
 /**
@@ -102,6 +110,7 @@ export function isShellParserReady(): boolean {
 }
 
 async function doInit(options: ShellParserInitOptions): Promise<void> {
+  if (options.shortLived) setFlagsFromString('--liftoff-only');
   const { runtime, grammar } = shellParserWasmPaths(options);
   if (runtime === undefined || grammar === undefined) {
     const missing = SHELL_PARSER_WASM_FILES.filter((_, i) => (i === 0 ? runtime : grammar) === undefined).map((f) => f.file);

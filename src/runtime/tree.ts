@@ -119,9 +119,12 @@ export class Tree implements CallbackHost {
   }
 
   audit(entry: Omit<AuditEntry, 'time'>): void {
+    const sink = this.options.audit;
+    // No line is made without a sink (a batch is only ever held for one).
+    if (sink === undefined) return;
     const line: AuditEntry = { time: auditTime(), ...entry };
     if (this.auditBatch) this.auditBatch.entries.push(line);
-    else this.options.audit?.write(line);
+    else sink.write(line);
   }
 
   /**

@@ -5,6 +5,7 @@ import { offeredDurations } from '../policy/grantLength.js';
 import { AllowApproval, DenyApproval, SdkError, type ApprovalRequest, type CallbackAnswer } from '../runtime/answers.js';
 import type { AnswerSurface, SessionHost } from '../runtime/sessionHost.js';
 import type { Log } from './log.js';
+import { walkthroughStepDone } from './walkthroughSteps.js';
 
 /** An answer to an approval: once, a time-limited grant (`allow-for-900`: 15 minutes), the session, or deny. */
 export type Choice = 'allow' | 'allow-session' | 'deny' | `allow-for-${number}`;
@@ -91,6 +92,9 @@ export async function answerCallback(host: SessionHost, log: Log, callbackId: st
     const result = await host.answer(callbackId, answer, via !== undefined ? { via } : {});
     if (result?.type === 'answered') {
       log.info(`answered ${callbackId}: ${answer.type}${answer.type === 'allow' ? ` (${answer.scope}${answer.seconds !== undefined ? ` ${answer.seconds} s` : ''})` : answer.type === 'elicitation' || answer.type === 'result-review' ? ` (${answer.action})` : ''}`);
+      // The walkthrough's answer steps complete on where the ask was answered, whichever answer it was.
+      if (via === 'notification') walkthroughStepDone('answeredFromNotification');
+      else if (via === 'palette') walkthroughStepDone('answeredFromPalette');
       return true;
     }
     void vscode.window.showInformationMessage(tooLate);

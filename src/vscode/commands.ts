@@ -16,7 +16,6 @@ import type { Log } from './log.js';
 import type { SessionDeps } from './sessionDeps.js';
 import type { PolicyService } from './policyService.js';
 import { Transcripts } from './transcripts.js';
-import { walkthroughStepDone } from './walkthroughSteps.js';
 
 export interface CommandContext {
   host: SessionHost;
@@ -265,7 +264,7 @@ async function answerApproval(ctx: CommandContext, callback: OpenApproval): Prom
     answerPickTexts(callback),
   );
   if (!answer) return;
-  if (await answerCallback(ctx.host, ctx.log, callback.id, answerFor(answer.choice), alreadyAnswered(), 'palette')) walkthroughStepDone('answeredFromPalette');
+  await answerCallback(ctx.host, ctx.log, callback.id, answerFor(answer.choice), alreadyAnswered(), 'palette');
 }
 
 /** The tree's Allow for a While…: the time-limited grants the approval's rule lets a person give. */

@@ -10,7 +10,6 @@ import { askMessage, defang } from './describe.js';
 import { answerElicitation, elicitationActions } from './elicitation.js';
 import { answerResultReview, reviewActions, showHeldResult } from './resultReview.js';
 import type { Log } from './log.js';
-import { walkthroughStepDone } from './walkthroughSteps.js';
 import { NO_CONTROLS, type ManagedControls } from '../policy/managedControls.js';
 
 /** How long after a first ask further asks count as the same burst. */
@@ -102,7 +101,7 @@ export class Notifications implements vscode.Disposable {
       if (picked === moreLabel) return this.more(callback.id, more);
       const choice = buttons.find((c) => choiceLabel(c) === picked);
       if (!choice) return;
-      if (await answerCallback(this.host, this.log, callback.id, answerFor(choice), alreadyAnswered(), 'notification')) walkthroughStepDone('answeredFromNotification');
+      await answerCallback(this.host, this.log, callback.id, answerFor(choice), alreadyAnswered(), 'notification');
     });
   }
 
@@ -133,10 +132,7 @@ export class Notifications implements vscode.Disposable {
       { title: vscode.l10n.t('Agent Policy: More') },
     );
     if (!picked) return;
-    if ('choice' in picked) {
-      if (await answerCallback(this.host, this.log, callbackId, answerFor(picked.choice), alreadyAnswered(), 'notification')) walkthroughStepDone('answeredFromNotification');
-      return;
-    }
+    if ('choice' in picked) return void (await answerCallback(this.host, this.log, callbackId, answerFor(picked.choice), alreadyAnswered(), 'notification'));
     await vscode.commands.executeCommand(picked.command, callbackId);
   }
 
