@@ -83,14 +83,24 @@ export { CONVENTIONAL_PATH_FIELDS };
  */
 export function commandOf(call: ToolCall): { command: string | undefined; opaque: boolean } {
   const input = call.input;
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) return { command: undefined, opaque: false };
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) return NO_COMMAND;
   const record = input as Record<string, unknown>;
-  const fields = call.tool.commandArg !== undefined ? [call.tool.commandArg] : CONVENTIONAL_COMMAND_FIELDS;
-  for (const field of fields) {
-    if (!Object.prototype.hasOwnProperty.call(record, field)) continue;
-    const value = record[field];
-    if (typeof value === 'string') return { command: value, opaque: false };
-    if (value !== undefined && value !== null) return { command: undefined, opaque: true };
+  const declared = call.tool.commandArg;
+  if (declared !== undefined) return commandIn(record, declared) ?? NO_COMMAND;
+  for (const field of CONVENTIONAL_COMMAND_FIELDS) {
+    const found = commandIn(record, field);
+    if (found !== undefined) return found;
   }
-  return { command: undefined, opaque: false };
+  return NO_COMMAND;
+}
+
+const NO_COMMAND = Object.freeze({ command: undefined, opaque: false });
+const OPAQUE_COMMAND = Object.freeze({ command: undefined, opaque: true });
+
+/** The command in one field: undefined when the field holds none (absent, undefined or null). */
+function commandIn(record: Record<string, unknown>, field: string): { command: string | undefined; opaque: boolean } | undefined {
+  if (!Object.prototype.hasOwnProperty.call(record, field)) return undefined;
+  const value = record[field];
+  if (typeof value === 'string') return { command: value, opaque: false };
+  return value !== undefined && value !== null ? OPAQUE_COMMAND : undefined;
 }

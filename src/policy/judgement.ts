@@ -177,14 +177,22 @@ function sandboxConditions(judged: Judgement, view: CallView, context: JudgeCont
 
 function finish(prepared: PreparedCall, context: JudgeContext, judged: Judgement[], parts: CallPart[] | undefined, warnings: string[]): PolicyDecision {
   // The first part of the strictest decision names the rule; a part that did not count never does.
-  let strictest = Math.max(0, judged.findIndex((j) => !j.neutral));
+  let strictest = 0;
+  while (strictest < judged.length - 1 && judged[strictest]!.neutral === true) strictest++;
+  if (judged[strictest]!.neutral === true) strictest = 0;
   for (let i = strictest + 1; i < judged.length; i++) if (STRICTNESS[judged[i]!.decision] > STRICTNESS[judged[strictest]!.decision]) strictest = i;
   const top = judged[strictest]!;
   const result: PolicyDecision = { decision: top.decision, rule: top.rule?.ref ?? null, lowered: top.lowered, warnings };
   if (top.reason !== undefined) result.reason = top.reason;
   if (top.rule === null) result.defaultFrom = top.defaultFrom ?? null;
   if (top.decision === 'ask') result.ask = combinedAsk(judged);
-  for (const j of judged) if (j.broken !== undefined && !warnings.includes(`${j.broken} is invalid`)) warnings.push(`${j.broken} is invalid`);
+  let marked = false;
+  let reviewed = false;
+  for (const j of judged) {
+    if (j.broken !== undefined && !warnings.includes(`${j.broken} is invalid`)) warnings.push(`${j.broken} is invalid`);
+    if (j.rule?.rule.marks !== undefined) marked = true;
+    if (j.rule?.rule.review !== undefined) reviewed = true;
+  }
   if (parts !== undefined) {
     result.parts = parts.map((part, i): PartDecision => {
       const j = judged[i]!;
@@ -200,12 +208,12 @@ function finish(prepared: PreparedCall, context: JudgeContext, judged: Judgement
   if (sandbox !== undefined) result.sandbox = sandbox;
   // Every part's deciding rule marks the session if the call runs (a denied call never runs).
   if (top.decision !== 'deny') {
-    if (judged.some((j) => j.rule?.rule.marks !== undefined)) {
+    if (marked) {
       const marks = unionMarks(judged.map((j) => j.rule?.rule.marks));
       if (marks.length > 0) result.marks = marks;
     }
     // Result review: any part's deciding rule asks for it (the safe reading: one reviewed part reviews the call).
-    if (judged.some((j) => j.rule?.rule.review !== undefined)) result.review = 'result';
+    if (reviewed) result.review = 'result';
   }
   return result;
 }
@@ -227,11 +235,13 @@ function combinedAsk(judged: readonly Judgement[]): AskSettings {
  * only when every part was allowed by a rule that grants it (grantsNetwork).
  */
 function sandboxRun(prepared: PreparedCall, context: JudgeContext, judged: readonly Judgement[]): SandboxRun | undefined {
-  if (prepared.call.tool.id !== SANDBOXED_TOOL || judged.some((j) => j.decision === 'deny')) return undefined;
-  const network = judged.every((j) => {
-    if (j.neutral) return true;
-    return j.decision === 'allow' && j.rule !== null && grantsNetwork(j.rule.rule);
-  });
+  if (prepared.call.tool.id !== SANDBOXED_TOOL) return undefined;
+  let network = true;
+  for (const j of judged) {
+    if (j.decision === 'deny') return undefined;
+    if (j.neutral) continue;
+    if (j.decision !== 'allow' || j.rule === null || !grantsNetwork(j.rule.rule)) network = false;
+  }
   return { sandboxed: context.sandbox.available, network };
 }
 

@@ -51,17 +51,24 @@ export class LiteralStartIndex {
   /** The candidates that can match a part with these words, in file order. */
   forWords(words: readonly string[]): readonly CompiledRule[] {
     let node = this.root;
-    const path: TrieNode[] = [];
     for (const word of words) {
       const next = node.children.get(word);
       if (next === undefined) break;
       node = next;
-      path.push(node);
     }
-    if (node.reachable) return node.reachable;
-    // The rules of every node on the way, and those of any words, merged back into file order.
+    return node.reachable ?? this.workOutReachable(words);
+  }
+
+  /** The rules of every node on the words' way, and those of any words, merged back into file order (once per node). */
+  private workOutReachable(words: readonly string[]): readonly CompiledRule[] {
+    let node = this.root;
     const positions = new Set<number>(this.anyKey);
-    for (const on of path) for (const p of on.own) positions.add(p);
+    for (const word of words) {
+      const next = node.children.get(word);
+      if (next === undefined) break;
+      node = next;
+      for (const p of node.own) positions.add(p);
+    }
     return (node.reachable = [...positions].sort((a, b) => a - b).map((i) => this.candidates[i]!));
   }
 

@@ -115,11 +115,11 @@ export interface PathValues {
 
 /** The path values of a call's input: the tool's declared path arguments, else the conventional fields. */
 export function pathValues(input: unknown, declared: readonly string[] | undefined): PathValues {
-  const result: PathValues = { values: [], opaque: false };
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) return result;
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) return NO_PATH_VALUES;
   const record = input as Record<string, unknown>;
   // Most inputs name no conventional path field: one pass over their own keys says so without a lookup per field.
-  if (declared === undefined && !hasSomeKey(record, CONVENTIONAL_PATH_FIELD_SET)) return result;
+  if (declared === undefined && !hasSomeKey(record, CONVENTIONAL_PATH_FIELD_SET)) return NO_PATH_VALUES;
+  const result: PathValues = { values: [], opaque: false };
   for (const field of declared ?? CONVENTIONAL_PATH_FIELDS) {
     if (!Object.prototype.hasOwnProperty.call(record, field)) continue;
     const value = record[field];
@@ -134,6 +134,9 @@ export function pathValues(input: unknown, declared: readonly string[] | undefin
   }
   return result;
 }
+
+/** No path values (most calls): one shared value, frozen so that no caller can add to it. */
+const NO_PATH_VALUES: PathValues = Object.freeze({ values: Object.freeze([]) as unknown as string[], opaque: false });
 
 const CONVENTIONAL_PATH_FIELD_SET: ReadonlySet<string> = new Set(CONVENTIONAL_PATH_FIELDS);
 

@@ -256,12 +256,10 @@ export class Policy {
    * A workspace file cannot say `off` (that is a schema error), so only managed and user layers turn it off.
    */
   sandboxMode(): { mode: SandboxMode; from: LayerName | null } {
-    for (const { name, state } of this.states) {
-      const mode = state.kind === 'ok' ? state.layer.policy?.sandbox : undefined;
-      if (mode !== undefined) return { mode, from: name };
-    }
-    return { mode: 'auto', from: null };
+    return (this.sandboxModeCache ??= sandboxModeOf(this.states));
   }
+
+  private sandboxModeCache: { mode: SandboxMode; from: LayerName | null } | undefined;
 
   decide(call: ToolCall, options: DecideOptions): PolicyDecision {
     return this.evaluate(call, options, undefined);
@@ -286,21 +284,37 @@ export class Policy {
 
   private lastResolver: { folder: string; follow: boolean; resolver: PathResolver } | undefined;
 
+  /** The default for each fallback a caller passes (the policy never changes: worked out once each). */
+  private fallbackFor(fallback: Decision | undefined): { decision: Decision; from: LayerName | null } {
+    const key = fallback ?? 'ask';
+    let known = this.fallbacks.get(key);
+    if (known === undefined) this.fallbacks.set(key, (known = this.defaultDecision(fallback)));
+    return known;
+  }
+
+  private readonly fallbacks = new Map<Decision, { decision: Decision; from: LayerName | null }>();
+
+  /** The warning each stale layer puts on every decision, worked out once. */
+  private get staleWarnings(): readonly string[] {
+    return (this.staleWarningsCache ??= this.states.flatMap(({ state }) =>
+      state.kind === 'ok' && state.stale ? [`${state.stale.current.file} is invalid; its last valid version is in force`] : []));
+  }
+
+  private staleWarningsCache: readonly string[] | undefined;
+
   private evaluate(call: ToolCall, options: DecideOptions, trace: TraceEntry[] | undefined): PolicyDecision {
     const prepared = new PreparedCall(call, this.resolver(options), this.readsUrls);
     const sandboxMode = this.sandboxMode();
     const context: JudgeContext = {
       layers: this.judgedLayers,
       trusted: options.trusted ?? true,
-      fallback: this.defaultDecision(options.fallbackDefault),
+      fallback: this.fallbackFor(options.fallbackDefault),
       sandboxMode,
       sandbox: sandboxAvailability(call.tool.id, sandboxMode, options),
       marks: options.marks ?? NO_MARKS,
     };
-    const warnings: string[] = [];
-    for (const { state } of this.states) {
-      if (state.kind === 'ok' && state.stale) warnings.push(`${state.stale.current.file} is invalid; its last valid version is in force`);
-    }
+    const stale = this.staleWarnings;
+    const warnings: string[] = stale.length === 0 ? [] : [...stale];
     const decision = judgeCall(prepared, context, warnings, trace);
     addCallWarnings(decision.warnings, prepared);
     if (decision.ask !== undefined) {
@@ -310,6 +324,14 @@ export class Policy {
     }
     return decision;
   }
+}
+
+function sandboxModeOf(states: ReadonlyArray<{ name: LayerName; state: LayerState }>): { mode: SandboxMode; from: LayerName | null } {
+  for (const { name, state } of states) {
+    const mode = state.kind === 'ok' ? state.layer.policy?.sandbox : undefined;
+    if (mode !== undefined) return { mode, from: name };
+  }
+  return { mode: 'auto', from: null };
 }
 
 function controlsIn(states: ReadonlyArray<{ name: LayerName; state: LayerState }>): ManagedControls {

@@ -52,7 +52,7 @@ export class PreparedCall implements CallView {
   private kindCache: ToolKind | null | undefined;
   private hintsCache: Required<Record<HintName, boolean>> | undefined;
   private valuesCache: PathValues | undefined;
-  private readonly resolved: (ResolvedPath | undefined)[] = [];
+  private resolved: (ResolvedPath | undefined)[] | undefined;
   private resolvedByValue: Map<string, ResolvedPath> | undefined;
   private pathsCache: CallPaths | undefined;
   private commandCache: CommandView | undefined;
@@ -85,7 +85,7 @@ export class PreparedCall implements CallView {
 
   /** The i-th path argument, resolved once; a value the call names twice is resolved once for both. */
   resolvedPath(i: number): ResolvedPath {
-    const known = this.resolved[i];
+    const known = this.resolved?.[i];
     if (known !== undefined) return known;
     const value = this.pathValues.values[i]!;
     let resolved = this.resolvedByValue?.get(value);
@@ -94,7 +94,7 @@ export class PreparedCall implements CallView {
       resolved = this.resolver.resolve(value, this.hints.readOnlyHint);
       if (this.pathValues.values.length > 1) (this.resolvedByValue ??= new Map()).set(value, resolved);
     }
-    return (this.resolved[i] = resolved);
+    return ((this.resolved ??= [])[i] = resolved);
   }
 
   get paths(): CallPaths {
@@ -104,8 +104,10 @@ export class PreparedCall implements CallView {
   }
 
   /** The path values that name a place outside the workspace folder as written (no file system access). */
-  pathsOutsideAsWritten(): string[] {
-    return this.pathValues.values.filter((value) => this.resolver.outsideAsWritten(value));
+  pathsOutsideAsWritten(): readonly string[] {
+    const values = this.pathValues.values;
+    if (values.length === 0) return values;
+    return values.filter((value) => this.resolver.outsideAsWritten(value));
   }
 
   /** present: the call has a command; parsed: it split cleanly (else only tightening rules can match). */
@@ -141,7 +143,7 @@ export class PreparedCall implements CallView {
   parts(): CallPart[] | undefined {
     const pathViews = this.pathViews();
     const commandViews = this.commandViews();
-    const urlViews = this.urlParts ? this.urlViews() : [{ label: '' }];
+    const urlViews = this.urlParts ? this.urlViews() : WHOLE;
     const count = pathViews.length * commandViews.length * urlViews.length;
     if (count <= 1) return undefined;
     if (count > MAX_PARTS) {
@@ -158,31 +160,36 @@ export class PreparedCall implements CallView {
   }
 
   /** One view per URL argument when there are several (each URL is judged on its own, as each path is). */
-  private urlViews(): UrlSide[] {
+  private urlViews(): readonly UrlSide[] {
     const urls = this.fieldUrls;
-    if (urls.length <= 1) return [{ label: '' }];
+    if (urls.length <= 1) return WHOLE;
     return urls.map((u) => ({ urls: [u], label: u.text, note: urlNote(u) }));
   }
 
-  private pathViews(): PathSide[] {
+  private pathViews(): readonly PathSide[] {
     const values = this.pathValues;
-    if (values.values.length + (values.opaque ? 1 : 0) <= 1) return [{ label: '' }];
+    if (values.values.length + (values.opaque ? 1 : 0) <= 1) return WHOLE;
     const views: PathSide[] = values.values.map((value, i) => ({ index: i, label: value }));
     if (values.opaque) views.push({ paths: { paths: [], opaque: true }, label: '(a path argument that is not a string)', note: 'never allowed: a path argument is not a string' });
     return views;
   }
 
-  private commandViews(): CommandSide[] {
+  private commandViews(): readonly CommandSide[] {
     const command = this.command;
-    if (!command.present) return [{ label: '' }];
+    if (!command.present) return WHOLE;
     if (command.parsed) {
-      if (command.commands.length === 0) return [{ label: '' }];
+      if (command.commands.length === 0) return WHOLE;
       if (command.commands.length === 1) {
         // One command is one view unless it has several URLs: no label to build for nothing.
         const only = command.commands[0]!;
-        return this.urlParts && urlsOfSimpleCommand(only).length > 1 ? commandSides(only, true) : [{ label: '' }];
+        if (!this.urlParts || urlsOfSimpleCommand(only).length <= 1) return WHOLE;
+        const sides: CommandSide[] = [];
+        addCommandSides(sides, only, true);
+        return sides;
       }
-      return command.commands.flatMap((c) => commandSides(c, this.urlParts));
+      const sides: CommandSide[] = [];
+      for (const c of command.commands) addCommandSides(sides, c, this.urlParts);
+      return sides;
     }
     // Unparseable: what could be recovered is judged part by part (a deny still sees `rm`), and
     // the text as a whole is one more part that no allow rule can match.
@@ -191,23 +198,31 @@ export class PreparedCall implements CallView {
       label: this.commandText ?? '(a command that is not a string)',
       note: this.commandText === undefined ? 'never allowed: the command is not a string' : 'never allowed: the command could not be parsed',
     };
-    if (command.commands.length === 0) return [{ label: '' }];
-    return [...command.commands.flatMap((c) => commandSides(c, this.urlParts)), whole];
+    if (command.commands.length === 0) return WHOLE;
+    const sides: CommandSide[] = [];
+    for (const c of command.commands) addCommandSides(sides, c, this.urlParts);
+    sides.push(whole);
+    return sides;
   }
 }
 
+/** One side of the parts that is the whole call's (no path, command or URL of its own): shared, frozen. */
+const WHOLE: readonly [{ readonly label: '' }] = Object.freeze([Object.freeze({ label: '' as const })]);
+
 /**
- * The views of one simple command: itself, or, for a `curl`/`wget` with several URLs, one view
- * per URL (each URL judged on its own, with the command it is an argument of).
+ * Adds the views of one simple command: itself, or, for a `curl`/`wget` with several URLs, one
+ * view per URL (each URL judged on its own, with the command it is an argument of).
  */
-function commandSides(c: SimpleCommand, byUrl: boolean): CommandSide[] {
+function addCommandSides(sides: CommandSide[], c: SimpleCommand, byUrl: boolean): void {
   const command: CommandView = { commands: [c], parsed: true, present: true };
   const label = commandLabel(c);
   const note = commandNote(c);
-  if (!byUrl) return [{ command, label, note }];
-  const urls = urlsOfSimpleCommand(c);
-  if (urls.length <= 1) return [{ command, label, note }];
-  return urls.map((u) => ({ command, urls: [u], label: `${label} · ${u.text}`, note: note ?? urlNote(u) }));
+  const urls = byUrl ? urlsOfSimpleCommand(c) : undefined;
+  if (urls === undefined || urls.length <= 1) {
+    sides.push({ command, label, note });
+    return;
+  }
+  for (const u of urls) sides.push({ command, urls: [u], label: `${label} · ${u.text}`, note: note ?? urlNote(u) });
 }
 
 /** The URLs a view's command reaches: its `curl`/`wget` arguments; one unknown URL for a command not seen into. */
@@ -270,7 +285,7 @@ class Part implements CallPart {
     private readonly commandSide: CommandSide,
     private readonly urlSide: UrlSide,
   ) {
-    this.label = [pathSide.label, commandSide.label, urlSide.label].filter((l) => l !== '').join(' · ');
+    this.label = joinLabels(joinLabels(pathSide.label, commandSide.label), urlSide.label);
     this.note = commandSide.note ?? pathSide.note ?? urlSide.note;
     this.tightenOnly = commandSide.command?.commands.length === 1 && commandSide.command.commands[0]!.tightenOnly === true;
   }
@@ -308,8 +323,15 @@ class Part implements CallPart {
 
 /** A simple command as a person reads it: words quoted where the shell would need it. */
 export function commandLabel(c: SimpleCommand): string {
-  const text = c.words.map(quoteWord).join(' ');
+  const words = c.words;
+  let text = words.length === 0 ? '' : quoteWord(words[0]!);
+  for (let i = 1; i < words.length; i++) text += ` ${quoteWord(words[i]!)}`;
   return c.writesToFile ? `${text} >…` : text;
+}
+
+/** Two labels of a part, joined by ` · `; an empty one is left out. */
+function joinLabels(a: string, b: string): string {
+  return a === '' ? b : b === '' ? a : `${a} · ${b}`;
 }
 
 function quoteWord(word: string): string {

@@ -29,30 +29,33 @@ export function isPlainWord(word: string): boolean {
   return true;
 }
 
-const RESERVED = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'case', 'esac', 'while', 'until', 'for', 'in', 'function', 'select', 'time', 'coproc', '{', '}', '!', '[[', ']]']);
+const RESERVED_WORDS = ['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'case', 'esac', 'while', 'until', 'for', 'in', 'function', 'select', 'time', 'coproc', '{', '}', '!', '[[', ']]'];
+/** The reserved words by length: a word is compared with the few of its length, and never hashed (a Set would hash every new word). */
+const RESERVED_BY_LENGTH: readonly (readonly string[])[] = RESERVED_WORDS.reduce<string[][]>((byLength, w) => {
+  while (byLength.length <= w.length) byLength.push([]);
+  byLength[w.length]!.push(w);
+  return byLength;
+}, []);
+
+/** Is `word` one of bash's reserved words (or `{`, `}`, `!`, `[[`, `]]`), which the parser must place? */
+export function isReservedWord(word: string): boolean {
+  const same = RESERVED_BY_LENGTH[word.length];
+  if (same === undefined) return false;
+  for (let k = 0; k < same.length; k++) if (same[k] === word) return true;
+  return false;
+}
+
 const MAX_LENGTH = 4096;
 const ALL_STATIC = (): boolean => true;
 
 /** The split of a plain command, or undefined when the parser must decide. One pass over the characters. */
 export function splitPlainCommand(source: string): SplitResult | undefined {
   if (source.length > MAX_LENGTH) return undefined;
+  const oddCharacters = source.includes('%') || source.includes('@');
   const commands: SimpleCommand[] = [];
   let words: string[] = [];
   let start = -1;
   let operators = 0;
-  const oddCharacters = source.includes('%') || source.includes('@');
-  /** Ends the command before an operator or at the end; false when the parser must judge it. */
-  const endCommand = (): boolean => {
-    if (words.length === 0) return false;
-    for (const w of words) if (RESERVED.has(w)) return false;
-    // `%` and `@` only in arguments: `%1` in command position is bash's job control (`fg %1`),
-    // and tree-sitter misreads some lines with them there (`a%b $(c)`). Text bash evaluates
-    // later as code (`env BASH_FUNC_f%%=…`) is the walker's to refuse.
-    if (oddCharacters && (!leadingWordsPlain(words) || evaluatedLater(words, ALL_STATIC) !== undefined)) return false;
-    commands.push({ words, writesToFile: false, usesProcessSubstitution: false });
-    words = [];
-    return true;
-  };
   for (let i = 0; i < source.length; i++) {
     const code = source.charCodeAt(i);
     if (code < 128 && IN_PLAIN_WORD[code] === 1) {
@@ -69,12 +72,26 @@ export function splitPlainCommand(source: string): SplitResult | undefined {
     if ((code === AMPERSAND && next === AMPERSAND) || (code === BAR && (next === BAR || next === AMPERSAND))) i++;
     operators++;
     // An empty command between operators (`a;;b`, `&& a`) is the parser's to judge.
-    if (!endCommand()) return undefined;
+    if (!isPlainSimpleCommand(words, oddCharacters)) return undefined;
+    commands.push({ words, writesToFile: false, usesProcessSubstitution: false });
+    words = [];
   }
   if (start >= 0) words.push(source.slice(start));
   // A trailing operator (`a &`) is the parser's to judge; a blank line is no command at all.
   if (words.length === 0) return operators === 0 ? { ok: true, commands } : undefined;
-  return endCommand() ? { ok: true, commands } : undefined;
+  if (!isPlainSimpleCommand(words, oddCharacters)) return undefined;
+  commands.push({ words, writesToFile: false, usesProcessSubstitution: false });
+  return { ok: true, commands };
+}
+
+/** Whether the words of one command of a plain line are a simple command the fast path may give (else the parser judges the line). */
+function isPlainSimpleCommand(words: readonly string[], oddCharacters: boolean): boolean {
+  if (words.length === 0) return false;
+  for (const w of words) if (isReservedWord(w)) return false;
+  // `%` and `@` only in arguments: `%1` in command position is bash's job control (`fg %1`),
+  // and tree-sitter misreads some lines with them there (`a%b $(c)`). Text bash evaluates
+  // later as code (`env BASH_FUNC_f%%=…`) is the walker's to refuse.
+  return !oddCharacters || (leadingWordsPlain(words) && evaluatedLater(words, ALL_STATIC) === undefined);
 }
 
 // The next step up: the plain characters, plus, in the arguments after the program word,
@@ -82,13 +99,34 @@ export function splitPlainCommand(source: string): SplitResult | undefined {
 // "$(date +%s)"`, `grep -n 'a b' src`). The program word and the assignments before it stay
 // plain, so a part's program is always static here.
 /** What "..." may hold besides $(...): no `$`, backtick, backslash or `!`, which bash treats specially there. */
-const IN_DOUBLE = /[A-Za-z0-9 \t_.\/=:+,;&|@%*?#~<>(){}[\]^'-]/;
+const IN_DOUBLE = tableOf(/[A-Za-z0-9 \t_.\/=:+,;&|@%*?#~<>(){}[\]^'-]/);
 /** What '...' may hold: every character is literal there, but a newline or a control character is the parser's. */
-const IN_SINGLE = /[A-Za-z0-9 \t_.\/=:+,;&|@%*?#~<>(){}[\]^"$`\\!-]/;
+const IN_SINGLE = tableOf(/[A-Za-z0-9 \t_.\/=:+,;&|@%*?#~<>(){}[\]^"$`\\!-]/);
 /** The program word and assignments before it, where the fast paths take `%`, `@` or quotes elsewhere (tree-sitter misreads `A=1 a:b`). */
 const LEADING_WORD = /^[A-Za-z0-9_.\/][A-Za-z0-9_.\/=+,-]*$/;
-/** tree-sitter reads a word starting `==` or `=~` as a test operator, then misreads the line (`a == && b`). */
-const TEST_OPERATOR = /^=[=~]/;
+const SINGLE_QUOTE = 39;
+const DOUBLE_QUOTE = 34;
+const DOLLAR = 36;
+const EQUALS = 61;
+const TILDE = 126;
+
+/** The ASCII characters a one-character class matches, as a table (a character from 128 up is in none). */
+function tableOf(oneCharacter: RegExp): Uint8Array {
+  const table = new Uint8Array(128);
+  for (let code = 0; code < 128; code++) if (oneCharacter.test(String.fromCharCode(code))) table[code] = 1;
+  return table;
+}
+
+/** The end of the run of characters from `at` on that `table` holds. */
+function runEnd(source: string, at: number, table: Uint8Array): number {
+  let end = at;
+  while (end < source.length) {
+    const code = source.charCodeAt(end);
+    if (code >= 128 || table[code] !== 1) break;
+    end++;
+  }
+  return end;
+}
 
 /** The split of a command with tame quotes and plain command substitutions, or undefined when the parser must decide. */
 export function splitQuotedCommand(source: string): SplitResult | undefined {
@@ -99,35 +137,22 @@ export function splitQuotedCommand(source: string): SplitResult | undefined {
   let nested: SimpleCommand[] = [];
   let programSeen = false;
   let i = 0;
-  /**
-   * Ends the command; false when it is empty, has no program word (tree-sitter misreads
-   * `a=1 b=|& c`), or holds text bash evaluates later as code (the walker refuses it).
-   */
-  const endCommand = (): boolean => {
-    if (!programSeen) return false;
-    const flags = dynamic;
-    if (evaluatedLater(words, (k) => flags?.[k] !== true) !== undefined) return false;
-    const cmd: SimpleCommand = { words, writesToFile: false, usesProcessSubstitution: false };
-    if (dynamic) setDynamicWords(cmd, dynamic);
-    commands.push(cmd, ...nested);
-    words = [];
-    dynamic = undefined;
-    nested = [];
-    programSeen = false;
-    return true;
-  };
   while (i < source.length) {
-    const c = source[i]!;
-    if (c === ' ' || c === '\t') {
+    const c = source.charCodeAt(i);
+    if (c === SPACE || c === TAB) {
       i++;
       continue;
     }
-    if (c === '&' || c === '|' || c === ';') {
-      const two = source.slice(i, i + 2);
-      const operator = two === '&&' || two === '||' || two === '|&' ? two : c;
-      // An empty command before an operator (`a;;b`, `&& a`) is the parser's to judge.
-      if (!endCommand()) return undefined;
-      i += operator.length;
+    if (c === AMPERSAND || c === BAR || c === SEMICOLON) {
+      // An empty command before an operator (`a;;b`, `&& a`), no program word (tree-sitter
+      // misreads `a=1 b=|& c`) or text bash evaluates later as code: the parser's to judge.
+      if (!programSeen || !endQuotedCommand(commands, words, dynamic, nested)) return undefined;
+      words = [];
+      dynamic = undefined;
+      nested = [];
+      programSeen = false;
+      const next = source.charCodeAt(i + 1);
+      i += (c === AMPERSAND && next === AMPERSAND) || (c === BAR && (next === BAR || next === AMPERSAND)) ? 2 : 1;
       continue;
     }
     // A word: unquoted runs, '...' and "..." joined, with any $(...) kept as it is written.
@@ -136,47 +161,47 @@ export function splitQuotedCommand(source: string): SplitResult | undefined {
     let quoted = false;
     let substituted = false;
     while (i < source.length) {
-      const ch = source[i]!;
-      const code = ch.charCodeAt(0);
-      // Unquoted, the plain path's characters.
+      const code = source.charCodeAt(i);
       if (code < 128 && IN_PLAIN_WORD[code] === 1) {
-        text += ch;
-        i++;
-      } else if (ch === "'") {
+        // Unquoted, the plain path's characters.
+        const end = runEnd(source, i + 1, IN_PLAIN_WORD);
+        text += source.slice(i, end);
+        i = end;
+      } else if (code === SINGLE_QUOTE) {
         const end = source.indexOf("'", i + 1);
-        if (end < 0) return undefined;
-        for (let k = i + 1; k < end; k++) if (!IN_SINGLE.test(source[k]!)) return undefined;
+        if (end < 0 || runEnd(source, i + 1, IN_SINGLE) < end) return undefined;
         text += source.slice(i + 1, end);
         quoted = true;
         i = end + 1;
-      } else if (ch === '"') {
+      } else if (code === DOUBLE_QUOTE) {
         i++;
         for (;;) {
           if (i >= source.length) return undefined;
-          const d = source[i]!;
-          if (d === '"') break;
-          if (d === '$') {
+          const d = source.charCodeAt(i);
+          if (d === DOUBLE_QUOTE) break;
+          if (d === DOLLAR) {
             const inner = substitution(source, i);
             if (!inner) return undefined;
-            nested.push(...inner.commands);
+            for (const n of inner.commands) nested.push(n);
             substituted = true;
             i = inner.end;
-          } else if (IN_DOUBLE.test(d)) {
-            text += d;
-            i++;
+          } else if (d < 128 && IN_DOUBLE[d] === 1) {
+            const end = runEnd(source, i + 1, IN_DOUBLE);
+            text += source.slice(i, end);
+            i = end;
           } else {
             return undefined;
           }
         }
         quoted = true;
         i++;
-      } else if (ch === '$') {
+      } else if (code === DOLLAR) {
         const inner = substitution(source, i);
         if (!inner) return undefined;
-        nested.push(...inner.commands);
+        for (const n of inner.commands) nested.push(n);
         substituted = true;
         i = inner.end;
-      } else if (ch === ' ' || ch === '\t' || ch === '&' || ch === '|' || ch === ';') {
+      } else if (code === SPACE || code === TAB || code === AMPERSAND || code === BAR || code === SEMICOLON) {
         break;
       } else {
         return undefined;
@@ -184,10 +209,10 @@ export function splitQuotedCommand(source: string): SplitResult | undefined {
     }
     if (!programSeen) {
       // Assignments and the program word: plain only, as in splitPlainCommand.
-      if (quoted || substituted || RESERVED.has(text) || !LEADING_WORD.test(text)) return undefined;
+      if (quoted || substituted || isReservedWord(text) || !LEADING_WORD.test(text)) return undefined;
       // Anything with `=` may be an assignment, so the program is still to come.
       if (!text.includes('=')) programSeen = true;
-    } else if ((!quoted && !substituted && RESERVED.has(text)) || TEST_OPERATOR.test(source.slice(start, start + 2))) {
+    } else if ((!quoted && !substituted && isReservedWord(text)) || isTestOperatorStart(source, start)) {
       return undefined;
     }
     if (substituted) (dynamic ??= new Array<boolean>(words.length).fill(false)).push(true);
@@ -196,7 +221,28 @@ export function splitQuotedCommand(source: string): SplitResult | undefined {
     words.push(substituted ? source.slice(start, i) : text);
   }
   // A trailing operator (`a &`, `a;`) or nothing at all is the parser's to judge.
-  return endCommand() ? { ok: true, commands } : undefined;
+  if (!programSeen || !endQuotedCommand(commands, words, dynamic, nested)) return undefined;
+  return { ok: true, commands };
+}
+
+/**
+ * Adds a command of the quoted path and the commands of its substitutions; false when it holds
+ * text bash evaluates later as code (the walker refuses it).
+ */
+function endQuotedCommand(commands: SimpleCommand[], words: string[], dynamic: boolean[] | undefined, nested: readonly SimpleCommand[]): boolean {
+  if (evaluatedLater(words, (k) => dynamic?.[k] !== true) !== undefined) return false;
+  const cmd: SimpleCommand = { words, writesToFile: false, usesProcessSubstitution: false };
+  if (dynamic) setDynamicWords(cmd, dynamic);
+  commands.push(cmd);
+  for (const n of nested) commands.push(n);
+  return true;
+}
+
+/** tree-sitter reads a word starting `==` or `=~` as a test operator, then misreads the line (`a == && b`). */
+function isTestOperatorStart(source: string, at: number): boolean {
+  if (source.charCodeAt(at) !== EQUALS) return false;
+  const next = source.charCodeAt(at + 1);
+  return next === EQUALS || next === TILDE;
 }
 
 /** Are the program word and the assignments before it free of `%`, `@` and `:`? */

@@ -22,6 +22,8 @@ export function splitCommand(source: string): SplitResult {
   const split = splitUnwrapped(source);
   // Programs that run programs (env, sudo, xargs, bash -c, ...) and /bin/rm: what they run is a further part.
   const unwrapped = unwrapCommands(split.commands, splitUnwrapped);
+  // Nothing unwrapped (most lines): the split as it is.
+  if (unwrapped.ok && unwrapped.commands === split.commands) return split;
   return split.ok ? unwrapped : { ok: false, error: split.error, commands: unwrapped.commands };
 }
 

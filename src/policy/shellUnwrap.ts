@@ -27,9 +27,14 @@ class Unknowable extends Error {}
  * command string (bash -c, eval) without unwrapping it (this function unwraps the parts).
  */
 export function unwrapCommands(commands: SimpleCommand[], split: (source: string) => Split): Split {
-  const out: SimpleCommand[] = [];
+  // Most lines run no wrapper: the same list, not a copy.
+  let first = 0;
+  while (first < commands.length && !mayRunAnother(commands[first]!)) first++;
+  if (first === commands.length) return { ok: true, commands };
+  const out = commands.slice(0, first);
   try {
-    for (const c of commands) {
+    for (let k = first; k < commands.length; k++) {
+      const c = commands[k]!;
       out.push(c);
       expand(c, 0, split, out);
     }
@@ -40,16 +45,27 @@ export function unwrapCommands(commands: SimpleCommand[], split: (source: string
   return { ok: true, commands: out };
 }
 
+/**
+ * False when expand() surely adds nothing for the command: its first word is no assignment
+ * (no `=`), no path (no `/`) and no program unwrapOne reads.
+ */
+function mayRunAnother(c: SimpleCommand): boolean {
+  const first = c.words[0];
+  if (first === undefined) return false;
+  return first.includes('=') || first.includes('/') || RUNS_PROGRAMS.has(first);
+}
+
+function add(part: SimpleCommand, depth: number, split: (source: string) => Split, out: SimpleCommand[]): void {
+  if (depth + 1 > MAX_DEPTH) throw new Unknowable(`programs that run programs are nested more than ${MAX_DEPTH} deep`);
+  out.push(part);
+  expand(part, depth + 1, split, out);
+}
+
 function expand(c: SimpleCommand, depth: number, split: (source: string) => Split, out: SimpleCommand[]): void {
-  const add = (part: SimpleCommand): void => {
-    if (depth + 1 > MAX_DEPTH) throw new Unknowable(`programs that run programs are nested more than ${MAX_DEPTH} deep`);
-    out.push(part);
-    expand(part, depth + 1, split, out);
-  };
   const i = programIndex(c.words);
   if (i === c.words.length) return;
   if (i > 0) {
-    add(partOf(c, c.words.slice(i), i));
+    add(partOf(c, c.words.slice(i), i), depth, split, out);
     return;
   }
   // A program whose name is only known when it runs cannot be unwrapped (it is `dynamic`).
@@ -62,14 +78,14 @@ function expand(c: SimpleCommand, depth: number, split: (source: string) => Spli
       // Only for ask and deny rules: what it unwraps to (`env rm x` -> `rm x`) is a part like any other.
       const part = partOf(c, [base, ...c.words.slice(1)], 0);
       part.tightenOnly = true;
-      add(part);
+      add(part, depth, split, out);
     }
     return;
   }
   const inner = unwrapOne(c.words, (k) => isStaticWord(c, k));
   if (!inner) return;
   for (const argv of inner.argv) {
-    if (argv.words.length > 0) add(partOf(c, argv.words, argv.from));
+    if (argv.words.length > 0) add(partOf(c, argv.words, argv.from), depth, split, out);
   }
   for (const script of inner.scripts) {
     // An expansion is expanded before the string is read as commands (eval, bash -c "...$X...",
@@ -77,7 +93,7 @@ function expand(c: SimpleCommand, depth: number, split: (source: string) => Spli
     if (script.dynamic) throw new Unknowable(`the command run by ${program} has an expansion`);
     const r = split(script.text);
     if (!r.ok) throw new Unknowable(`a command run by ${program} cannot be read: ${r.error}`);
-    for (const part of r.commands) add(part);
+    for (const part of r.commands) add(part, depth, split, out);
   }
 }
 
@@ -144,11 +160,22 @@ function basename(word: string): string {
 }
 
 const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh']);
+
+/**
+ * Every program unwrapOne reads: its `case` labels and the shells (a test holds this list to
+ * the switch). Any other program is read as itself.
+ */
+export const RUNS_PROGRAMS: ReadonlySet<string> = new Set([
+  'env', 'sudo', 'doas', 'command', 'exec', 'time', 'nice', 'nohup', 'builtin', 'coproc', 'setsid', 'timeout', 'stdbuf',
+  'xargs', 'find', 'eval', 'trap', 'alias', 'compgen', 'complete', 'mapfile', 'readarray', 'declare', 'typeset', 'local', 'hash',
+  ...SHELLS,
+]);
 const FIND_ACTIONS = new Set(['-exec', '-execdir', '-ok', '-okdir']);
 
 /** What the command `words` runs when its program is a wrapper, or undefined. `isStatic(i)`: is words[i] static. */
 function unwrapOne(words: string[], isStatic: (index: number) => boolean): Inner | undefined {
   const program = words[0]!;
+  if (!RUNS_PROGRAMS.has(program)) return undefined;
   // The words from index `from` on.
   const run = (from: number): Inner => ({ argv: [{ words: words.slice(from), from }], scripts: [] });
   const script = (from: number, to = from + 1): Inner['scripts'][number] => {

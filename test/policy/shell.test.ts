@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import fc from 'fast-check';
 import { SHELL_PARSER_WASM_FILES, initShellParser, isShellParserReady, shellParserWasmPaths } from '../../src/policy/shellParser.js';
-import { splitPlainCommand, splitQuotedCommand } from '../../src/policy/shellFastSplit.js';
+import { isReservedWord, splitPlainCommand, splitQuotedCommand } from '../../src/policy/shellFastSplit.js';
 import { dynamicWordsOf } from '../../src/policy/shellDynamic.js';
 import { splitCommand, splitWithParser, type SplitResult } from '../../src/policy/shellSplit.js';
 import type { SimpleCommand } from '../../src/policy/shellWalker.js';
@@ -451,6 +451,15 @@ describe('plain-command fast path', () => {
     );
   });
 
+  it('knows exactly the reserved words, by comparing (no hashing)', () => {
+    const reserved = ['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'case', 'esac', 'while', 'until', 'for', 'in', 'function', 'select', 'time', 'coproc', '{', '}', '!', '[[', ']]'];
+    for (const w of reserved) assert.equal(isReservedWord(w), true, w);
+    for (const w of ['', 'i', 'iff', 'If', 'fi ', 'functions', 'tim', '{{', 'done2', 'npm']) assert.equal(isReservedWord(w), false, w);
+    fc.assert(fc.property(fc.string({ unit: fc.constantFrom(...'ifthenlsdocawhu{}![]'.split('')), maxLength: 9 }), (w) => {
+      assert.equal(isReservedWord(w), reserved.includes(w), w);
+    }), { numRuns: 5000 });
+  });
+
   it('leaves anything with quotes, expansions, redirections, reserved words or an empty command to the parser', () => {
     for (const source of ['echo "a b"', 'echo $HOME', 'ls *', 'a > f', 'if true', 'echo `x`', 'a\nb', '# c', 'a;;b', '&& a', 'a &', 'a | | b', 'a && { b; }']) {
       assert.equal(splitPlainCommand(source), undefined, source);
@@ -508,7 +517,7 @@ describe('quoted fast path', () => {
         assert.ok(parsed.ok, `${source}: the fast path took a line the parser refuses (${parsed.ok ? '' : parsed.error})`);
         assert.deepEqual(withDynamics(fast), withDynamics(parsed), source);
       }),
-      { numRuns: 20000 },
+      { numRuns: Number(process.env.QUOTED_RUNS ?? 20000) },
     );
     assert.ok(taken > 800, `the fast path took ${taken} of 20,000 lines: the property would prove little`);
   });

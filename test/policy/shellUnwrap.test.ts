@@ -1,10 +1,13 @@
 // Programs that run programs are unwrapped (policy-format.md, "Commands"): the command a
 // wrapper runs is a further simple command, and a deny on `rm *` denies every spelling.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import fc from 'fast-check';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
+import { RUNS_PROGRAMS } from '../../src/policy/shellUnwrap.js';
 import { hasPart, rejected, words } from './splitAssertions.js';
 
 const POLICY = JSON.stringify({
@@ -45,6 +48,18 @@ const RM_SPELLINGS = [
 describe('shell unwrapping of programs that run programs', () => {
   before(async () => {
     await initShellParser();
+  });
+
+  it('the gate before unwrapping names exactly the programs the unwrapper reads (its case labels and the shells)', () => {
+    const source = fs.readFileSync(path.join(__dirname, '../../src/policy/shellUnwrap.ts'), 'utf8');
+    const body = source.slice(source.indexOf('function unwrapOne('), source.indexOf('\n}\n', source.indexOf('function unwrapOne(')));
+    const labels = [...body.matchAll(/case '([^']+)':/g)].map((m) => m[1]!);
+    const shells = /const SHELLS = new Set\(\[([^\]]*)\]\)/.exec(source)![1]!.match(/'[^']+'/g)!.map((q) => q.slice(1, -1));
+    assert.ok(labels.length > 20, 'the case labels were found');
+    assert.deepEqual([...RUNS_PROGRAMS].sort(), [...new Set([...labels, ...shells])].sort());
+    // A program outside the gate is read as itself, whatever its arguments.
+    assert.deepEqual(words('npm -c rm x'), [['npm', '-c', 'rm', 'x']]);
+    assert.deepEqual(words('bash -c "rm x"'), [['bash', '-c', 'rm x'], ['rm', 'x']]);
   });
 
   it('keeps the wrapper and adds the command it runs', () => {
