@@ -1,13 +1,14 @@
 // Judging a call part by part (policy-format.md, "Each part is judged on its own; the call
 // takes the strictest"): each part goes through the whole ordered rule list, first match wins
 // for it, trust lowering and the sandbox conditions apply to it; then the strictest part decides.
-import { pathWords, type LiteralStartIndex } from './literalStartIndex.js';
+import { pathWords } from './literalStartIndex.js';
 import { urlsFailure } from './urls.js';
 import { mismatch, type CompiledRule, type LayerName } from './compile.js';
 import { narrowestRemember } from './grantLength.js';
 import { unionMarks, whenBecause, whenFailure, whenHolds, type SessionMarks } from './flowMarks.js';
 import type { AskSettings, PartDecision, PolicyDecision, SandboxRun, TraceEntry } from './decision.js';
 import type { CallPart, CallView, PreparedCall } from './preparedCall.js';
+import type { ToolRules } from './toolIndex.js';
 import type { Decision, Rule, SandboxMode } from './schema.js';
 
 /** A layer as the judge sees it: its rules for a tool, or the file that broke it. */
@@ -15,9 +16,8 @@ export interface JudgedLayer {
   name: LayerName;
   /** Set when the layer's file is invalid and no valid version is in force. */
   broken?: string;
-  candidates(toolId: string): readonly CompiledRule[];
-  commandIndex(toolId: string): LiteralStartIndex;
-  pathIndex(toolId: string): LiteralStartIndex;
+  /** The layer's rules that can judge this tool, with their indexes. */
+  forTool(toolId: string): ToolRules;
 }
 
 /** Tests compare the indexed engine with the plain ordered scan of every candidate. */
@@ -98,21 +98,22 @@ export function judgeCall(prepared: PreparedCall, context: JudgeContext, warning
  * so its trace leaves out the rules the index rules out.
  */
 function rulesFor(layer: JudgedLayer, toolId: string, view: CallView): readonly CompiledRule[] {
-  if (judgeTesting.plainScan) return layer.candidates(toolId);
+  const rules = layer.forTool(toolId);
+  if (judgeTesting.plainScan) return rules.candidates;
   const command = view.command;
   if (!command.present) {
     // One path that can be seen (a string): only the rules its leading segments do not rule out.
-    const index = layer.pathIndex(toolId);
-    if (!index.useful) return layer.candidates(toolId);
+    const index = rules.pathIndex;
+    if (!index.useful) return rules.candidates;
     const paths = view.paths;
-    if (paths.opaque || paths.paths.length !== 1) return layer.candidates(toolId);
+    if (paths.opaque || paths.paths.length !== 1) return rules.candidates;
     return index.forWords(pathWords(paths.paths[0]!.relative));
   }
-  if (!command.parsed || command.commands.length !== 1) return layer.candidates(toolId);
+  if (!command.parsed || command.commands.length !== 1) return rules.candidates;
   const only = command.commands[0]!;
   // A program name worked out at run time is taken by every tightening command rule.
-  if (only.dynamic === true) return layer.candidates(toolId);
-  return layer.commandIndex(toolId).forWords(only.words);
+  if (only.dynamic === true) return rules.candidates;
+  return rules.commandIndex.forWords(only.words);
 }
 
 function judgeView(view: CallView, context: JudgeContext, trace: TraceEntry[] | undefined, part: { label: string; index: number } | undefined, tightenOnly = false): Judgement {

@@ -2,24 +2,21 @@
 // matching rule wins. This is the engine's main entry point for the CLI, runtime and extension.
 import { findNodeAtLocation } from 'jsonc-parser';
 import type { ToolCall } from './call.js';
-import { commandStarts, LiteralStartIndex, pathStarts, type LiteralStarts } from './literalStartIndex.js';
 import { compileRules, type CompiledRule, type LayerName } from './compile.js';
 import type { DecideOptions, Explanation, PolicyDecision, TraceEntry } from './decision.js';
 import { NO_MARKS } from './flowMarks.js';
 import { judgeCall, sandboxAvailability, type JudgeContext, type JudgedLayer } from './judgement.js';
 import { hasErrors, type Diagnostic } from './diagnostics.js';
-import { literalPrefix } from './globs.js';
 import { parseJsoncWithSchema, type KnownReading, type ParsedJsonc } from './parse.js';
 import { PathResolver } from './paths.js';
 import { policyFileFastCheck } from './policyFileFastCheck.js';
 import { PreparedCall } from './preparedCall.js';
+import { NO_TOOL_RULES, ToolIndex, type ToolRules } from './toolIndex.js';
 import { hintNames } from './policyNames.js';
 import { brokenControls, capRemember, controlsDiagnostics, controlsOf, NO_CONTROLS, type ManagedControls } from './managedControls.js';
 import type { Decision, PolicyFile, SandboxMode } from './schema.js';
 
 export const LAYER_ORDER: readonly LayerName[] = ['managed', 'workspace', 'user'];
-
-const EMPTY_INDEX = new LiteralStartIndex([], () => undefined);
 
 const KNOWN_KEYS: ReadonlyMap<string, readonly string[]> = new Map<string, readonly string[]>([
   ['', ['$schema', 'version', 'default', 'sandbox', 'controls', 'rules', 'tests']],
@@ -78,17 +75,12 @@ export class PolicyLayer {
 
   /** The rules whose `tools` match this id (or that have no `tools`), in file order. */
   candidates(toolId: string): readonly CompiledRule[] {
-    return this.index.candidates(toolId);
+    return this.index.forTool(toolId).candidates;
   }
 
-  /** Those candidates indexed by the leading literal words of their command patterns. */
-  commandIndex(toolId: string): LiteralStartIndex {
-    return this.index.commandIndex(toolId);
-  }
-
-  /** Those candidates indexed by the leading literal segments of their path globs. */
-  pathIndex(toolId: string): LiteralStartIndex {
-    return this.index.pathIndex(toolId);
+  /** Those candidates, with their indexes by leading literal words and path segments. */
+  forTool(toolId: string): ToolRules {
+    return this.index.forTool(toolId);
   }
 }
 
@@ -107,75 +99,6 @@ export function loadPolicyText(text: string, file: string, layer: LayerName = 'w
 function policyFileSchema(): typeof import('./schema.js').PolicyFileSchema {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return (require('./schema.js') as typeof import('./schema.js')).PolicyFileSchema;
-}
-
-/**
- * Rules indexed by the literal prefix of their tool globs, with the answer per tool id
- * remembered: a session calls few distinct tools many times.
- */
-class ToolIndex {
-  private readonly byPrefix = new Map<string, number[]>();
-  private readonly memo = new Map<string, readonly CompiledRule[]>();
-  private readonly commandMemo = new Map<string, LiteralStartIndex>();
-  private readonly pathMemo = new Map<string, LiteralStartIndex>();
-  private static readonly MEMO_LIMIT = 4096;
-
-  constructor(private readonly rules: readonly CompiledRule[]) {
-    rules.forEach((rule, i) => {
-      // From the globs as written (not the compiled set): a rule's matchers may be compiled lazily.
-      const tools = rule.rule.tools;
-      if (!tools) {
-        this.add('', i);
-        return;
-      }
-      // Each distinct prefix once per rule (a rule lists a few tools: a list, not a set).
-      const prefixes: string[] = [];
-      for (const glob of tools) {
-        if (glob.startsWith('!')) continue;
-        const prefix = literalPrefix(glob);
-        if (prefixes.includes(prefix)) continue;
-        prefixes.push(prefix);
-        this.add(prefix, i);
-      }
-    });
-  }
-
-  private add(prefix: string, rule: number): void {
-    let list = this.byPrefix.get(prefix);
-    if (!list) this.byPrefix.set(prefix, (list = []));
-    list.push(rule);
-  }
-
-  candidates(toolId: string): readonly CompiledRule[] {
-    const known = this.memo.get(toolId);
-    if (known) return known;
-    const hits = new Set<number>();
-    for (let len = 0; len <= toolId.length; len++) {
-      const list = this.byPrefix.get(toolId.slice(0, len));
-      if (list) for (const i of list) hits.add(i);
-    }
-    const result = [...hits].sort((a, b) => a - b).map((i) => this.rules[i]!).filter((r) => !r.tools || r.tools.test(toolId));
-    if (this.memo.size >= ToolIndex.MEMO_LIMIT) this.memo.clear();
-    this.memo.set(toolId, result);
-    return result;
-  }
-
-  commandIndex(toolId: string): LiteralStartIndex {
-    return this.indexOf(this.commandMemo, toolId, commandStarts);
-  }
-
-  pathIndex(toolId: string): LiteralStartIndex {
-    return this.indexOf(this.pathMemo, toolId, pathStarts);
-  }
-
-  private indexOf(memo: Map<string, LiteralStartIndex>, toolId: string, startsOf: (rule: CompiledRule) => LiteralStarts): LiteralStartIndex {
-    let index = memo.get(toolId);
-    if (index) return index;
-    index = new LiteralStartIndex(this.candidates(toolId), startsOf);
-    if (memo.size >= ToolIndex.MEMO_LIMIT) memo.clear();
-    memo.set(toolId, index);
-    return index;
-  }
 }
 
 /**
@@ -212,13 +135,8 @@ export class Policy {
     });
     this.judgedLayers = this.states.map(({ name, state }): JudgedLayer =>
       state.kind === 'broken'
-        ? { name, broken: state.current.file, candidates: () => [], commandIndex: () => EMPTY_INDEX, pathIndex: () => EMPTY_INDEX }
-        : {
-            name,
-            candidates: (toolId) => state.layer.candidates(toolId),
-            commandIndex: (toolId) => state.layer.commandIndex(toolId),
-            pathIndex: (toolId) => state.layer.pathIndex(toolId),
-          });
+        ? { name, broken: state.current.file, forTool: () => NO_TOOL_RULES }
+        : { name, forTool: (toolId) => state.layer.forTool(toolId) });
     this.readsUrls = this.states.some(({ state }) => state.kind === 'ok' && state.layer.rules.some((r) => r.rule.domains !== undefined || r.rule.urls !== undefined));
   }
 
@@ -287,12 +205,10 @@ export class Policy {
   /** The default for each fallback a caller passes (the policy never changes: worked out once each). */
   private fallbackFor(fallback: Decision | undefined): { decision: Decision; from: LayerName | null } {
     const key = fallback ?? 'ask';
-    let known = this.fallbacks.get(key);
-    if (known === undefined) this.fallbacks.set(key, (known = this.defaultDecision(fallback)));
-    return known;
+    return (this.fallbacks[key] ??= this.defaultDecision(key));
   }
 
-  private readonly fallbacks = new Map<Decision, { decision: Decision; from: LayerName | null }>();
+  private readonly fallbacks: Partial<Record<Decision, { decision: Decision; from: LayerName | null }>> = {};
 
   /** The warning each stale layer puts on every decision, worked out once. */
   private get staleWarnings(): readonly string[] {

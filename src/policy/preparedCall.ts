@@ -114,8 +114,8 @@ export class PreparedCall implements CallView {
   get command(): CommandView {
     if (this.commandCache) return this.commandCache;
     const { command, opaque } = commandOf(this.call);
-    if (opaque) return (this.commandCache = { commands: [], parsed: false, present: true });
-    if (command === undefined) return (this.commandCache = { commands: [], parsed: true, present: false });
+    if (opaque) return (this.commandCache = OPAQUE_COMMAND_VIEW);
+    if (command === undefined) return (this.commandCache = NO_COMMAND_VIEW);
     this.commandText = command;
     const split = splitCommand(command);
     return (this.commandCache = { commands: split.commands, parsed: split.ok, present: true });
@@ -205,6 +205,10 @@ export class PreparedCall implements CallView {
     return sides;
   }
 }
+
+/** A call without a command, and one whose command is not a string: shared, frozen. */
+const NO_COMMAND_VIEW: CommandView = Object.freeze({ commands: Object.freeze([]) as unknown as SimpleCommand[], parsed: true, present: false });
+const OPAQUE_COMMAND_VIEW: CommandView = Object.freeze({ commands: Object.freeze([]) as unknown as SimpleCommand[], parsed: false, present: true });
 
 /** One side of the parts that is the whole call's (no path, command or URL of its own): shared, frozen. */
 const WHOLE: readonly [{ readonly label: '' }] = Object.freeze([Object.freeze({ label: '' as const })]);
