@@ -7,6 +7,7 @@
 // with the rules that cannot match taken out.
 import type { CompiledRule } from './compile.js';
 import { isLiteral } from './globs.js';
+import { normalSegments } from './simplePathGlob.js';
 
 /** A rule's literal starts (one per pattern), or undefined when a part with any words could match it. */
 export type LiteralStarts = readonly (readonly string[])[] | undefined;
@@ -94,7 +95,8 @@ export function commandStarts(rule: CompiledRule): LiteralStarts {
 /** The segments of a workspace-relative path ('' for the folder itself: none), or one that no glob literal starts with. */
 export function pathWords(relative: string | null): readonly string[] {
   if (relative === null) return OUTSIDE_WORKSPACE;
-  return relative === '' ? [] : relative.split('/');
+  // The same split the path globs then read (a relative path from the resolver is in normal form).
+  return relative === '' ? [] : (normalSegments(relative) ?? relative.split('/'));
 }
 
 /** A path outside the workspace folder: only absolute globs (never indexed) match it. */

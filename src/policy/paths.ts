@@ -4,6 +4,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** The separator, read once: a bundled namespace import reads it through a getter each time. */
+const SEP = path.sep;
+
 /** Input fields read as paths when a tool declares no path arguments of its own. */
 export const CONVENTIONAL_PATH_FIELDS = [
   'path', 'paths', 'file', 'files', 'source', 'destination', 'from', 'to', 'directory', 'dir', 'cwd', 'uri',
@@ -43,10 +46,10 @@ export class PathResolver {
   /** `likelyExists`: the path is probably there (a read): try the one-call way first; the answer is the same. */
   resolve(value: string, likelyExists = false): ResolvedPath {
     // Most values are relative paths already in normal form: joined as they are, no path.resolve.
-    const normal = isNormalRelative(value) ? (value === '' ? this.workspace : this.workspace + path.sep + value) : path.resolve(this.workspace, fromFileUri(value));
+    const normal = isNormalRelative(value) ? (value === '' ? this.workspace : this.workspace + SEP + value) : path.resolve(this.workspace, fromFileUri(value));
     const absolute = this.followSymlinks ? realpathOfExistingPrefix(normal, likelyExists) : normal;
     const rel = relativeInside(this.workspace, absolute);
-    return { absolute, relative: rel === null || path.sep === '/' ? rel : rel.split(path.sep).join('/') };
+    return { absolute, relative: rel === null || SEP === '/' ? rel : rel.split(SEP).join('/') };
   }
 
   /**
@@ -81,7 +84,7 @@ function fromFileUri(value: string): string {
  * Windows path has two separators and drive letters). '' is the folder itself.
  */
 export function isNormalRelative(value: string): boolean {
-  if (path.sep !== '/' || value.startsWith('file:')) return false;
+  if (SEP !== '/' || value.startsWith('file:')) return false;
   let segmentStart = 0;
   for (let i = 0; i <= value.length; i++) {
     if (i < value.length && value.charCodeAt(i) !== 0x2f) continue;
@@ -99,11 +102,11 @@ function relativeInside(folder: string, target: string): string | null {
   // Both absolute and in normal form: a target under the folder is the folder, a separator and the rest.
   if (target.startsWith(folder)) {
     if (target.length === folder.length) return '';
-    if (target.charCodeAt(folder.length) === 0x2f && path.sep === '/' && !folder.endsWith('/')) return target.slice(folder.length + 1);
+    if (target.charCodeAt(folder.length) === 0x2f && SEP === '/' && !folder.endsWith('/')) return target.slice(folder.length + 1);
   }
   const rel = path.relative(folder, target);
   // `..` as a whole first segment, not a name such as `..cache` that merely starts with it.
-  const inside = rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+  const inside = rel === '' || (rel !== '..' && !rel.startsWith(`..${SEP}`) && !path.isAbsolute(rel));
   return inside ? rel : null;
 }
 

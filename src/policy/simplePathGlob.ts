@@ -37,14 +37,31 @@ export function simplePathGlob(pattern: string): ((segments: readonly string[]) 
  * The segments of a path in normal form (no empty segment but the first of an absolute path,
  * no `.` or `..`, not empty), or undefined for any other path.
  */
-export function normalSegments(path: string): string[] | undefined {
-  if (path === '') return undefined;
-  const segments = path.split('/');
-  for (let i = 0; i < segments.length; i++) {
-    const s = segments[i]!;
-    if (s === '' ? i !== 0 || segments.length === 1 : s === '.' || s === '..') return undefined;
-  }
+export function normalSegments(path: string): readonly string[] | undefined {
+  // The rules judging one call test its path one after another: it is split once for all of them.
+  if (path === lastSplit) return lastSegments;
+  const segments = splitNormal(path);
+  lastSplit = path;
+  lastSegments = segments;
   return segments;
+}
+
+let lastSplit: string | undefined;
+let lastSegments: readonly string[] | undefined;
+
+function splitNormal(path: string): string[] | undefined {
+  if (path === '') return undefined;
+  const segments: string[] = [];
+  let start = 0;
+  for (;;) {
+    const end = path.indexOf('/', start);
+    const s = end < 0 ? path.slice(start) : path.slice(start, end);
+    // Empty only as the first segment of an absolute path; never `.` or `..`.
+    if (s === '' ? start !== 0 || end < 0 : s === '.' || s === '..') return undefined;
+    segments.push(s);
+    if (end < 0) return segments;
+    start = end + 1;
+  }
 }
 
 /** Whether a path is in normal form, as normalSegments says, without splitting it. */
