@@ -161,7 +161,22 @@ export function realpathOfExistingPrefix(absolute: string, likelyExists = false)
     if (real !== undefined) return real;
     // not there (or a dangling link): the walk below
   }
-  return walkToExistingPrefix(absolute, 0, realpathOfExisting);
+  return walkToExistingPrefix(absolute, 0, realpathKnowingEntry);
+}
+
+/**
+ * The real path of something the walk found there: of a symbolic link, its own; else its
+ * folder's with its name appended, one `readlink` fewer than asking for its own (the walk's
+ * `lstat` already said that the last segment is no link).
+ */
+function realpathKnowingEntry(p: string, entry: fs.Stats): string | undefined {
+  if (entry.isSymbolicLink()) return realpathOfExisting(p);
+  const parent = path.dirname(p);
+  if (parent === p) return realpathOfExisting(p);
+  const realParent = realpathOfExisting(parent);
+  if (realParent === undefined) return undefined;
+  const name = path.basename(p);
+  return realParent.endsWith(SEP) ? realParent + name : realParent + SEP + name;
 }
 
 /**
@@ -173,7 +188,7 @@ export function realpathByWalk(absolute: string): string {
 }
 
 /** lstat up to the longest existing prefix, then one `real` of it, with the rest appended. */
-function walkToExistingPrefix(absolute: string, depth: number, real: (p: string) => string | undefined): string {
+function walkToExistingPrefix(absolute: string, depth: number, real: (p: string, entry: fs.Stats) => string | undefined): string {
   let existing = absolute;
   const rest: string[] = [];
   for (;;) {
@@ -181,7 +196,7 @@ function walkToExistingPrefix(absolute: string, depth: number, real: (p: string)
     // more than the system call); realpath then runs once, on something that exists.
     const entry = lstatQuietly(existing);
     if (entry) {
-      const resolved = real(existing);
+      const resolved = real(existing, entry);
       if (resolved !== undefined) return rest.length === 0 ? resolved : path.join(resolved, ...rest.reverse());
       // A dangling symbolic link still decides where a new file lands: follow its text.
       if (entry.isSymbolicLink() && depth < 40) {
