@@ -6,7 +6,7 @@
 // command, input, mixed, compile (ms per compile of matcher rules), runtime (rounds of the
 // runtime benchmark in turn), peer-plain and peer-compound (bench:peers' command pools, alone). A workspace deeper than /tmp: TMPDIR=/some/deep/folder.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, realpathSync, rmSync, existsSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -25,12 +25,14 @@ const seconds = Number(option('--seconds', '8'));
 const workloads = args.length > 0 ? args : ['id:1000', 'path:1000', 'path-nofollow:10000', 'mixed:1000', 'mixed:10000'];
 
 const sha = execFileSync('git', ['rev-parse', '--short', baseRef]).toString().trim();
-const dir = path.resolve('.cache', 'compare');
+// Each run in its own folder (removed at the end), so two runs at once never use each other's
+// bundles; the commit's sources are extracted into it too, with the working tree's side file.
+mkdirSync(path.resolve('.cache', 'compare'), { recursive: true });
+const dir = mkdtempSync(path.resolve('.cache', 'compare', 'run-'));
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 const baseTree = path.join(dir, sha);
-if (!existsSync(baseTree)) {
-  mkdirSync(baseTree, { recursive: true });
-  execFileSync('sh', ['-c', `git archive ${sha} src bench | tar -x -C ${baseTree}`]);
-}
+mkdirSync(baseTree, { recursive: true });
+execFileSync('sh', ['-c', `git archive ${sha} src bench | tar -x -C ${baseTree}`]);
 // The side file of the working tree, in both: an earlier commit may not have it.
 copyFileSync('bench/compareSide.ts', path.join(baseTree, 'bench', 'compareSide.ts'));
 await bundleBench(path.join(baseTree, 'bench', 'compareSide.ts'), path.join(dir, `base-${sha}.js`));
