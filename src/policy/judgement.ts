@@ -179,8 +179,11 @@ function sandboxConditions(judged: Judgement, view: CallView, context: JudgeCont
 function finish(prepared: PreparedCall, context: JudgeContext, judged: Judgement[], parts: CallPart[] | undefined, warnings: string[]): PolicyDecision {
   // The first part of the strictest decision names the rule; a part that did not count never does.
   let strictest = 0;
-  while (strictest < judged.length - 1 && judged[strictest]!.neutral === true) strictest++;
-  if (judged[strictest]!.neutral === true) strictest = 0;
+  for (let i = 0; i < judged.length; i++) {
+    if (judged[i]!.neutral === true) continue;
+    strictest = i;
+    break;
+  }
   for (let i = strictest + 1; i < judged.length; i++) if (STRICTNESS[judged[i]!.decision] > STRICTNESS[judged[strictest]!.decision]) strictest = i;
   const top = judged[strictest]!;
   const result: PolicyDecision = { decision: top.decision, rule: top.rule?.ref ?? null, lowered: top.lowered, warnings };

@@ -125,6 +125,10 @@ export class Policy {
   private readonly judgedLayers: readonly JudgedLayer[];
   /** Some rule in force has `domains` or `urls`: only then is a call split by its URLs. */
   private readonly readsUrls: boolean;
+  /** The layers never change: what every decision reads of them is worked out once. */
+  private readonly sandboxModeInForce: { mode: SandboxMode; from: LayerName | null };
+  /** The warning each stale layer puts on every decision. */
+  private readonly staleWarnings: readonly string[];
 
   constructor(layers: Partial<Record<LayerName, LayerState | PolicyLayer>>) {
     this.states = LAYER_ORDER.flatMap((name) => {
@@ -138,6 +142,9 @@ export class Policy {
         ? { name, broken: state.current.file, forTool: () => NO_TOOL_RULES }
         : { name, forTool: (toolId) => state.layer.forTool(toolId) });
     this.readsUrls = this.states.some(({ state }) => state.kind === 'ok' && state.layer.rules.some((r) => r.rule.domains !== undefined || r.rule.urls !== undefined));
+    this.sandboxModeInForce = sandboxModeOf(this.states);
+    this.staleWarnings = this.states.flatMap(({ state }) =>
+      state.kind === 'ok' && state.stale ? [`${state.stale.current.file} is invalid; its last valid version is in force`] : []);
   }
 
   /** Every layer's file as it is now, valid or not. */
@@ -174,10 +181,8 @@ export class Policy {
    * A workspace file cannot say `off` (that is a schema error), so only managed and user layers turn it off.
    */
   sandboxMode(): { mode: SandboxMode; from: LayerName | null } {
-    return (this.sandboxModeCache ??= sandboxModeOf(this.states));
+    return this.sandboxModeInForce;
   }
-
-  private sandboxModeCache: { mode: SandboxMode; from: LayerName | null } | undefined;
 
   decide(call: ToolCall, options: DecideOptions): PolicyDecision {
     return this.evaluate(call, options, undefined);
@@ -210,14 +215,6 @@ export class Policy {
 
   private readonly fallbacks: Partial<Record<Decision, { decision: Decision; from: LayerName | null }>> = {};
 
-  /** The warning each stale layer puts on every decision, worked out once. */
-  private get staleWarnings(): readonly string[] {
-    return (this.staleWarningsCache ??= this.states.flatMap(({ state }) =>
-      state.kind === 'ok' && state.stale ? [`${state.stale.current.file} is invalid; its last valid version is in force`] : []));
-  }
-
-  private staleWarningsCache: readonly string[] | undefined;
-
   private evaluate(call: ToolCall, options: DecideOptions, trace: TraceEntry[] | undefined): PolicyDecision {
     const prepared = new PreparedCall(call, this.resolver(options), this.readsUrls);
     const sandboxMode = this.sandboxMode();
@@ -229,8 +226,7 @@ export class Policy {
       sandbox: sandboxAvailability(call.tool.id, sandboxMode, options),
       marks: options.marks ?? NO_MARKS,
     };
-    const stale = this.staleWarnings;
-    const warnings: string[] = stale.length === 0 ? [] : [...stale];
+    const warnings: string[] = this.staleWarnings.length === 0 ? [] : [...this.staleWarnings];
     const decision = judgeCall(prepared, context, warnings, trace);
     addCallWarnings(decision.warnings, prepared);
     if (decision.ask !== undefined) {

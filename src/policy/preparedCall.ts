@@ -114,7 +114,7 @@ export class PreparedCall implements CallView {
   get command(): CommandView {
     if (this.commandCache) return this.commandCache;
     const { command, opaque } = commandOf(this.call);
-    if (opaque) return (this.commandCache = OPAQUE_COMMAND_VIEW);
+    if (opaque) return (this.commandCache = UNSEEN_COMMAND_VIEW);
     if (command === undefined) return (this.commandCache = NO_COMMAND_VIEW);
     this.commandText = command;
     const split = splitCommand(command);
@@ -148,7 +148,7 @@ export class PreparedCall implements CallView {
     if (count <= 1) return undefined;
     if (count > MAX_PARTS) {
       return [new Part(this, { paths: this.paths, label: '' }, {
-        command: { commands: [], parsed: false, present: true },
+        command: UNSEEN_COMMAND_VIEW,
         urls: [unknownUrl('(too many parts)', 'too many parts to judge one by one')],
         label: `(${count} parts, more than the ${MAX_PARTS} the engine judges one by one)`,
         note: 'never allowed: too many parts to judge one by one',
@@ -182,51 +182,46 @@ export class PreparedCall implements CallView {
       if (command.commands.length === 1) {
         // One command is one view unless it has several URLs: no label to build for nothing.
         const only = command.commands[0]!;
-        if (!this.urlParts || urlsOfSimpleCommand(only).length <= 1) return WHOLE;
-        const sides: CommandSide[] = [];
-        addCommandSides(sides, only, true);
-        return sides;
+        return this.urlParts && urlsOfSimpleCommand(only).length > 1 ? commandSides(command.commands, true) : WHOLE;
       }
-      const sides: CommandSide[] = [];
-      for (const c of command.commands) addCommandSides(sides, c, this.urlParts);
-      return sides;
+      return commandSides(command.commands, this.urlParts);
     }
     // Unparseable: what could be recovered is judged part by part (a deny still sees `rm`), and
     // the text as a whole is one more part that no allow rule can match.
     const whole: CommandSide = {
-      command: { commands: [], parsed: false, present: true },
+      command: UNSEEN_COMMAND_VIEW,
       label: this.commandText ?? '(a command that is not a string)',
       note: this.commandText === undefined ? 'never allowed: the command is not a string' : 'never allowed: the command could not be parsed',
     };
     if (command.commands.length === 0) return WHOLE;
-    const sides: CommandSide[] = [];
-    for (const c of command.commands) addCommandSides(sides, c, this.urlParts);
+    const sides = commandSides(command.commands, this.urlParts);
     sides.push(whole);
     return sides;
   }
 }
 
-/** A call without a command, and one whose command is not a string: shared, frozen. */
+/** A call without a command; and a command that cannot be seen into (not a string, or one part standing for text no rule may allow): shared, frozen. */
 const NO_COMMAND_VIEW: CommandView = Object.freeze({ commands: Object.freeze([]) as unknown as SimpleCommand[], parsed: true, present: false });
-const OPAQUE_COMMAND_VIEW: CommandView = Object.freeze({ commands: Object.freeze([]) as unknown as SimpleCommand[], parsed: false, present: true });
+const UNSEEN_COMMAND_VIEW: CommandView = Object.freeze({ commands: Object.freeze([]) as unknown as SimpleCommand[], parsed: false, present: true });
 
 /** One side of the parts that is the whole call's (no path, command or URL of its own): shared, frozen. */
 const WHOLE: readonly [{ readonly label: '' }] = Object.freeze([Object.freeze({ label: '' as const })]);
 
 /**
- * Adds the views of one simple command: itself, or, for a `curl`/`wget` with several URLs, one
- * view per URL (each URL judged on its own, with the command it is an argument of).
+ * The views of simple commands: each command itself, or, for a `curl`/`wget` with several URLs,
+ * one view per URL (each URL judged on its own, with the command it is an argument of).
  */
-function addCommandSides(sides: CommandSide[], c: SimpleCommand, byUrl: boolean): void {
-  const command: CommandView = { commands: [c], parsed: true, present: true };
-  const label = commandLabel(c);
-  const note = commandNote(c);
-  const urls = byUrl ? urlsOfSimpleCommand(c) : undefined;
-  if (urls === undefined || urls.length <= 1) {
-    sides.push({ command, label, note });
-    return;
+function commandSides(commands: readonly SimpleCommand[], byUrl: boolean): CommandSide[] {
+  const sides: CommandSide[] = [];
+  for (const c of commands) {
+    const command: CommandView = { commands: [c], parsed: true, present: true };
+    const label = commandLabel(c);
+    const note = commandNote(c);
+    const urls = byUrl ? urlsOfSimpleCommand(c) : undefined;
+    if (urls === undefined || urls.length <= 1) sides.push({ command, label, note });
+    else for (const u of urls) sides.push({ command, urls: [u], label: `${label} · ${u.text}`, note: note ?? urlNote(u) });
   }
-  for (const u of urls) sides.push({ command, urls: [u], label: `${label} · ${u.text}`, note: note ?? urlNote(u) });
+  return sides;
 }
 
 /** The URLs a view's command reaches: its `curl`/`wget` arguments; one unknown URL for a command not seen into. */

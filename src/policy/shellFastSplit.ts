@@ -68,20 +68,31 @@ export function splitPlainCommand(source: string): SplitResult | undefined {
     }
     if (code === SPACE || code === TAB) continue;
     if (code !== AMPERSAND && code !== BAR && code !== SEMICOLON) return undefined;
-    const next = source.charCodeAt(i + 1);
-    if ((code === AMPERSAND && next === AMPERSAND) || (code === BAR && (next === BAR || next === AMPERSAND))) i++;
+    i += operatorLength(source, i) - 1;
     operators++;
     // An empty command between operators (`a;;b`, `&& a`) is the parser's to judge.
     if (!isPlainSimpleCommand(words, oddCharacters)) return undefined;
-    commands.push({ words, writesToFile: false, usesProcessSubstitution: false });
+    commands.push(simpleCommand(words));
     words = [];
   }
   if (start >= 0) words.push(source.slice(start));
   // A trailing operator (`a &`) is the parser's to judge; a blank line is no command at all.
   if (words.length === 0) return operators === 0 ? { ok: true, commands } : undefined;
   if (!isPlainSimpleCommand(words, oddCharacters)) return undefined;
-  commands.push({ words, writesToFile: false, usesProcessSubstitution: false });
+  commands.push(simpleCommand(words));
   return { ok: true, commands };
+}
+
+/** A simple command of these words, with no redirection or process substitution (what both fast paths give). */
+function simpleCommand(words: string[]): SimpleCommand {
+  return { words, writesToFile: false, usesProcessSubstitution: false };
+}
+
+/** The length of the list or pipe operator at `at` (`&&`, `||`, `|&`: 2; `&`, `|`, `;`: 1). */
+function operatorLength(source: string, at: number): number {
+  const code = source.charCodeAt(at);
+  const next = source.charCodeAt(at + 1);
+  return (code === AMPERSAND && next === AMPERSAND) || (code === BAR && (next === BAR || next === AMPERSAND)) ? 2 : 1;
 }
 
 /** Whether the words of one command of a plain line are a simple command the fast path may give (else the parser judges the line). */
@@ -151,8 +162,7 @@ export function splitQuotedCommand(source: string): SplitResult | undefined {
       dynamic = undefined;
       nested = [];
       programSeen = false;
-      const next = source.charCodeAt(i + 1);
-      i += (c === AMPERSAND && next === AMPERSAND) || (c === BAR && (next === BAR || next === AMPERSAND)) ? 2 : 1;
+      i += operatorLength(source, i);
       continue;
     }
     // A word: unquoted runs, '...' and "..." joined, with any $(...) kept as it is written.
@@ -180,11 +190,9 @@ export function splitQuotedCommand(source: string): SplitResult | undefined {
           const d = source.charCodeAt(i);
           if (d === DOUBLE_QUOTE) break;
           if (d === DOLLAR) {
-            const inner = substitution(source, i);
-            if (!inner) return undefined;
-            for (const n of inner.commands) nested.push(n);
+            i = addSubstitution(source, i, nested);
+            if (i < 0) return undefined;
             substituted = true;
-            i = inner.end;
           } else if (d < 128 && IN_DOUBLE[d] === 1) {
             const end = runEnd(source, i + 1, IN_DOUBLE);
             text += source.slice(i, end);
@@ -196,11 +204,9 @@ export function splitQuotedCommand(source: string): SplitResult | undefined {
         quoted = true;
         i++;
       } else if (code === DOLLAR) {
-        const inner = substitution(source, i);
-        if (!inner) return undefined;
-        for (const n of inner.commands) nested.push(n);
+        i = addSubstitution(source, i, nested);
+        if (i < 0) return undefined;
         substituted = true;
-        i = inner.end;
       } else if (code === SPACE || code === TAB || code === AMPERSAND || code === BAR || code === SEMICOLON) {
         break;
       } else {
@@ -231,7 +237,7 @@ export function splitQuotedCommand(source: string): SplitResult | undefined {
  */
 function endQuotedCommand(commands: SimpleCommand[], words: string[], dynamic: boolean[] | undefined, nested: readonly SimpleCommand[]): boolean {
   if (evaluatedLater(words, (k) => dynamic?.[k] !== true) !== undefined) return false;
-  const cmd: SimpleCommand = { words, writesToFile: false, usesProcessSubstitution: false };
+  const cmd = simpleCommand(words);
   if (dynamic) setDynamicWords(cmd, dynamic);
   commands.push(cmd);
   for (const n of nested) commands.push(n);
@@ -254,12 +260,13 @@ function leadingWordsPlain(words: readonly string[]): boolean {
   return true;
 }
 
-/** `$(plain command)` at `at`: its commands and where it ends, or undefined when it is anything else. */
-function substitution(source: string, at: number): { commands: SimpleCommand[]; end: number } | undefined {
-  if (source[at + 1] !== '(') return undefined;
+/** `$(plain command)` at `at`: adds its commands to `nested` and gives where it ends, or -1 when it is anything else. */
+function addSubstitution(source: string, at: number, nested: SimpleCommand[]): number {
+  if (source[at + 1] !== '(') return -1;
   const close = source.indexOf(')', at + 2);
-  if (close < 0) return undefined;
+  if (close < 0) return -1;
   const inner = splitPlainCommand(source.slice(at + 2, close));
-  if (!inner?.ok || inner.commands.length === 0 || !inner.commands.every((c) => leadingWordsPlain(c.words))) return undefined;
-  return { commands: inner.commands, end: close + 1 };
+  if (!inner?.ok || inner.commands.length === 0 || !inner.commands.every((c) => leadingWordsPlain(c.words))) return -1;
+  for (const c of inner.commands) nested.push(c);
+  return close + 1;
 }

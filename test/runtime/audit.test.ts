@@ -93,7 +93,7 @@ if (readyFile && goFile) {
 }
 const batch: Parameters<typeof log.write>[0][] = [];
 for (let i = 0; i < Number(countText); i++) {
-  (mode === 'batches' ? (e: Parameters<typeof log.write>[0]) => batch.push(e) : (e: Parameters<typeof log.write>[0]) => log.write(e))({
+  const entry: Parameters<typeof log.write>[0] = {
     time: new Date().toISOString(),
     event: 'decision',
     session: name!,
@@ -105,9 +105,10 @@ for (let i = 0; i < Number(countText); i++) {
     rule: null,
     default: 'builtin',
     reason: (name + ':' + i + ' ').repeat(150),
-  });
+  };
+  if (mode !== 'batches') log.write(entry);
   // writeAll, as the runtime writes a response's lines: 10 at a time, about three to a write.
-  if (batch.length === 10) log.writeAll(batch.splice(0));
+  else if (batch.push(entry) === 10) log.writeAll(batch.splice(0));
 }
 log.writeAll(batch);
 if (mode === 'kill' || mode === 'fsync') process.kill(process.pid, 'SIGKILL');

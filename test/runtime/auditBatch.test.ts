@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { z } from 'zod';
 import { Agent, PermissionPolicy, PermissionRule } from '../../src/runtime/agent.js';
-import { Blocked, Completed, Failed } from '../../src/runtime/answers.js';
+import { AllowApproval, Blocked, Completed, Failed } from '../../src/runtime/answers.js';
 import type { AuditEntry, AuditSink } from '../../src/runtime/audit.js';
 import { ScriptedModel } from '../../src/runtime/scripted.js';
 import { tool } from '../../src/runtime/tools.js';
@@ -72,7 +72,6 @@ describe('audit lines of parallel calls, written together', () => {
           // Each ask's callback-opened line is written before it is listed as open.
           for (const cb of state.callbacks) assert.ok(sink.written.some((e) => e.event === 'callback-opened' && e.callback === cb.id), cb.id);
           const turn = s.turn(state.turnId);
-          const { AllowApproval } = await import('../../src/runtime/answers.js');
           for (const cb of state.callbacks) await turn.answer(cb.id, new AllowApproval());
           state = await turn.result({ after: state });
         }
