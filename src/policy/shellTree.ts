@@ -119,6 +119,38 @@ export function describeError(root: ShellNode, source: string): string {
   return `syntax error near ${JSON.stringify(snippet)} at ${where}`;
 }
 
+/** Nodes whose text between children is content (a heredoc's or a string's text), not skipped input. */
+const TEXT_CONTAINERS = new Set(['heredoc_body', 'string', 'translated_string']);
+/** What may stand between tokens without a node: blanks and line continuations. */
+const BETWEEN_TOKENS = /^(?:[ \t\r\n]|\\\r?\n)*$/;
+
+/**
+ * Input the parser passed over without a node, as a message, or undefined when every character
+ * is in a node or is blank. tree-sitter-bash skips a lone `-` before an assignment (`- a=b`,
+ * `FOO=1 - a=b`) and `\ ` between words, where bash runs or passes them: the words the walker
+ * sees would not be the words bash runs.
+ */
+export function skippedInput(root: ShellNode, source: string): string | undefined {
+  const gap = (from: number, to: number): string | undefined => {
+    if (to <= from) return undefined;
+    const text = source.slice(from, to);
+    if (BETWEEN_TOKENS.test(text)) return undefined;
+    const shown = text.trim();
+    return `the parser passed over ${JSON.stringify(shown.length > 30 ? `${shown.slice(0, 30)}...` : shown)} at ${positionOf(source, from + text.indexOf(shown[0] ?? ''))}`;
+  };
+  const visit = (node: ShellNode): string | undefined => {
+    if (node.children.length === 0 || TEXT_CONTAINERS.has(node.type)) return undefined;
+    let end = node.startIndex;
+    for (const child of node.children) {
+      const found = gap(end, child.startIndex) ?? visit(child);
+      if (found !== undefined) return found;
+      end = Math.max(end, child.endIndex);
+    }
+    return gap(end, node.endIndex);
+  };
+  return gap(0, root.startIndex) ?? visit(root) ?? gap(root.endIndex, source.length);
+}
+
 function findErrorNode(node: ShellNode): ShellNode | null {
   if (node.type === 'ERROR' || node.isMissing) return node;
   if (!node.hasError) return null;

@@ -55,7 +55,11 @@ export function findBash(): string | undefined {
   return foundBash.path;
 }
 
-/** How a command line is run: `bash --noprofile --norc -c`, or `/bin/sh -c` where there is no bash. */
+/**
+ * How a command line is run: `bash --noprofile --norc -c --`, or `/bin/sh -c --` where there is
+ * no bash. The `--` keeps a line that starts with `-` or `+` (`- a=b`, the program `-`) a command
+ * line: without it the shell reads the line as its own options and runs nothing the policy judged.
+ */
 export interface CommandShell {
   readonly path: string;
   readonly args: readonly string[];
@@ -64,7 +68,7 @@ export interface CommandShell {
 
 /** The shell for a bash path (as findBash gives it); undefined, no bash: /bin/sh. */
 export function commandShell(bash: string | undefined): CommandShell {
-  return bash !== undefined ? { path: bash, args: ['--noprofile', '--norc', '-c'], isBash: true } : { path: '/bin/sh', args: ['-c'], isBash: false };
+  return bash !== undefined ? { path: bash, args: ['--noprofile', '--norc', '-c', '--'], isBash: true } : { path: '/bin/sh', args: ['-c', '--'], isBash: false };
 }
 
 /**
@@ -92,7 +96,7 @@ export interface SandboxLaunch {
 
 /** What to run, where, and within which limits. */
 export interface CommandProcessOptions {
-  /** A command line, run by `bash --noprofile --norc -c` (`/bin/sh -c` where there is no bash). */
+  /** A command line, run by `bash --noprofile --norc -c --` (`/bin/sh -c --` where there is no bash). */
   command: string;
   /** The shell to run it with (default: commandShell(findBash())). */
   shell?: CommandShell;

@@ -101,7 +101,7 @@ export interface RunCommandToolOptions {
 }
 
 /**
- * `builtin.run_command`: `bash --noprofile --norc -c command` in the workspace folder (or a cwd
+ * `builtin.run_command`: `bash --noprofile --norc -c -- command` in the workspace folder (or a cwd
  * inside it), bash being the grammar the policy reads commands with. Where there is no bash it
  * says so, the no-bash hook (noBashHook.ts) asks for every call, and an allowed command runs
  * with `/bin/sh -c`.

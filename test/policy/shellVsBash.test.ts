@@ -1,5 +1,5 @@
 // The splitter against real bash: command lines built from a grammar of pieces run with
-// `bash --noprofile --norc -c` (as the runtime runs them), with PATH holding only stub programs
+// `bash --noprofile --norc -c --` (as the runtime runs them), with PATH holding only stub programs
 // that log their name and arguments (and links to the few real wrappers the grammar uses).
 // Every program that ran must be some part of the split, or the split is unparseable (never
 // allowed) or has a dynamic part (never allowed, matched by every deny).
@@ -10,10 +10,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { initShellParser } from '../../src/policy/shellParser.js';
-import { splitCommand } from '../../src/policy/shellSplit.js';
+import { splitCommand, splitWithParser } from '../../src/policy/shellSplit.js';
 
 const BASH = '/bin/bash';
 const STUBS = ['p1', 'p2', 'p3', 'rm'];
+/** Programs with names the grammar does not use, for lines the parser once misread (`-`, a space). */
+const ODD_STUBS = ['-', ' '];
 /** Exit status of each stub: p2 fails, so `||`, `if` and `until` take both ways. */
 const STATUS: Record<string, number> = { p1: 0, p2: 1, p3: 0, rm: 0 };
 /** Real programs the grammar wraps stubs in; found on the machine and linked into the stub folder. */
@@ -156,10 +158,10 @@ describe('shell split against real bash', function () {
     bin = path.join(dir, 'bin');
     fs.mkdirSync(bin);
     fs.mkdirSync(path.join(dir, 'work'));
-    for (const stub of STUBS) {
+    for (const stub of [...STUBS, ...ODD_STUBS]) {
       // A POSIX sh script (dash starts faster than bash); one write per run, so runs at the
       // same time (a pipeline, <(...)) do not interleave.
-      const script = `#!/bin/sh\nr="\${0##*/}"\nfor a in "$@"; do r="$r${FIELD}$a"; done\nprintf '%s${RECORD}' "$r" >> "$SPLIT_LOG"\nexit ${STATUS[stub]}\n`;
+      const script = `#!/bin/sh\nr="\${0##*/}"\nfor a in "$@"; do r="$r${FIELD}$a"; done\nprintf '%s${RECORD}' "$r" >> "$SPLIT_LOG"\nexit ${STATUS[stub] ?? 0}\n`;
       fs.writeFileSync(path.join(bin, stub), script, { mode: 0o755 });
     }
     for (const real of REAL) {
@@ -179,7 +181,7 @@ describe('shell split against real bash', function () {
     await new Promise<void>((resolve) => {
       // Its own process group: a generated line may loop forever or leave a background job,
       // and every process it started is killed with it (a bare timeout killed only bash).
-      const child = spawn(BASH, ['--noprofile', '--norc', '-c', `${command}\nwait`], {
+      const child = spawn(BASH, ['--noprofile', '--norc', '-c', '--', `${command}\nwait`], {
         cwd: path.join(dir, 'work'),
         env: { PATH: bin, SPLIT_LOG: log },
         stdio: 'ignore',
@@ -251,5 +253,26 @@ describe('shell split against real bash', function () {
       }),
       { numRuns: 1000 },
     );
+  });
+
+  // tree-sitter-bash passes over a lone `-` before an assignment and `\ ` between words, with no
+  // error and no node; bash runs `-` (or the program named by a space). Such lines must not split
+  // cleanly into words bash does not run.
+  it('never splits cleanly a line whose characters the parser passed over', async () => {
+    const lines = ['- a=b', 'A=1 - a=b', 'p1; - a=b', 'p1 & - a=b', 'p1 | - a=b', '- A=1 rm x', '- a=b 2>/dev/null', '- a="$HOME"', '\\  p1 x', 'p1 \\  a'];
+    for (const [i, command] of lines.entries()) {
+      const runs = await run(command, 1000 + i);
+      assert.ok(runs.length > 0, `bash ran no stub for ${JSON.stringify(command)}`);
+      // the fast paths read the plain lines themselves: the parser's reading is checked too
+      for (const split of [splitCommand(command), splitWithParser(command)]) {
+        if (!split.ok) continue;
+        for (const argv of runs) {
+          assert.ok(
+            split.commands.some((c) => accounts(c.words, argv)),
+            `bash ran ${JSON.stringify(argv)} for ${JSON.stringify(command)}; the split: ${JSON.stringify(split.commands.map((c) => c.words))}`,
+          );
+        }
+      }
+    }
   });
 });

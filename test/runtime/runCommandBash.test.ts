@@ -45,8 +45,24 @@ describe('builtin.run_command runs with bash', function () {
     const tool = runCommandTool();
     assert.match(tool.description, /bash/);
     assert.doesNotMatch(tool.description, /\/bin\/sh/);
-    assert.deepEqual(commandShell(bash), { path: bash, args: ['--noprofile', '--norc', '-c'], isBash: true });
-    assert.deepEqual(commandShell(undefined), { path: '/bin/sh', args: ['-c'], isBash: false });
+    assert.deepEqual(commandShell(bash), { path: bash, args: ['--noprofile', '--norc', '-c', '--'], isBash: true });
+    assert.deepEqual(commandShell(undefined), { path: '/bin/sh', args: ['-c', '--'], isBash: false });
+  });
+
+  // Without `--` bash takes a line starting with `-` or `+` for its own options and runs nothing.
+  it('runs a line that starts with - or + as a command line, not as the shell\'s options', async () => {
+    const bin = path.join(ws, 'bin');
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, '-'), '#!/bin/sh\necho "dash ran: $*"\n', { mode: 0o755 });
+    const viaPath = await run(`PATH=${bin}:"$PATH"; - a=b`);
+    assert.equal(viaPath.stdout, 'dash ran: a=b\n', viaPath.stderr);
+    const dashFirst = await run('- a=b');
+    assert.match(dashFirst.stderr, /-: command not found/);
+    assert.doesNotMatch(dashFirst.stderr, /invalid option|option requires an argument/);
+    const plusFirst = await run('+x');
+    assert.match(plusFirst.stderr, /\+x: command not found/);
+    const bashZero = await run('echo "$0"');
+    assert.match(bashZero.stdout, /bash\n$/, 'the -- is not taken for $0');
   });
 
   it("reads $'…' as bash does: a tab", async () => {
