@@ -4,7 +4,7 @@
 import type { SplitResult } from './shellCommand.js';
 import { splitPlainCommand, splitQuotedCommand } from './shellFastSplit.js';
 import { resetShellParser, shellParser } from './shellParser.js';
-import { describeError, skippedInput, toPlainTree } from './shellTree.js';
+import { describeError, misreadInput, toPlainTree } from './shellTree.js';
 import { unwrapCommands } from './shellUnwrap.js';
 import { Walker, type SimpleCommand } from './shellWalker.js';
 
@@ -49,7 +49,7 @@ export function splitWithParser(source: string): SplitResult {
       walker = new Walker(source, splitUnwrapped);
       walker.walk(root);
       if (root.hasError && walker.error === undefined) walker.error = describeError(root, source);
-      walker.error ??= skippedInput(root, source);
+      walker.error ??= misreadInput(root, source);
       if (walker.error !== undefined) {
         return { ok: false, error: walker.error, commands: walker.out.filter(nonEmpty) };
       }

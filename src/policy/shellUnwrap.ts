@@ -209,8 +209,18 @@ function unwrapOne(words: string[], isStatic: (index: number) => boolean): Inner
     }
     case 'exec':
       return run(skipOptions(program, words, 1, { arg: 'a', flags: 'cl' }));
-    case 'time':
-      return run(skipOptions(program, words, 1, { flags: 'p' }));
+    case 'time': {
+      // The program (/usr/bin/time, through env or command) takes any -p; bash's keyword takes
+      // `[-p] [--]`, then a pipeline that a `!` may negate (`time ! rm x` runs rm). Each reading
+      // is a part: the call is judged by the strictest.
+      const asProgram = skipOptions(program, words, 1, { flags: 'p' });
+      let asKeyword = words[1] === '-p' ? 2 : 1;
+      if (words[asKeyword] === '--') asKeyword++;
+      let negated = asKeyword;
+      while (words[negated] === '!') negated++;
+      const starts = [...new Set([asProgram, asKeyword, negated])];
+      return { argv: starts.map((from) => ({ words: words.slice(from), from })), scripts: [] };
+    }
     case 'nice':
       return run(skipOptions(program, words, 1, { arg: 'n', digits: true, longArg: ['adjustment'] }));
     case 'nohup':

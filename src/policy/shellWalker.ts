@@ -101,6 +101,9 @@ export class Walker {
   /** Whether the source has more than one line (else the checks for misread line breaks are skipped). */
   private readonly multiline: boolean;
 
+  /** The simple command made of each command node, for words a redirect around it carries. */
+  private readonly commandOf = new Map<ShellNode, SimpleCommand>();
+
   constructor(
     private readonly source: string,
     private readonly nested: NestedSplit,
@@ -128,6 +131,7 @@ export class Walker {
         return single(this.simpleCommand(node));
       case 'variable_assignment': {
         const cmd = this.newCommand();
+        this.commandOf.set(node, cmd);
         if (!node.isMissing) {
           cmd.words.push(wordText(this.source, node));
           this.fail(evaluatedLater(cmd.words, () => !node.hasExpansion));
@@ -202,6 +206,7 @@ export class Walker {
   /** command / declaration_command / unset_command / variable_assignments. */
   private simpleCommand(node: ShellNode): SimpleCommand {
     const cmd = this.newCommand();
+    this.commandOf.set(node, cmd);
     const pieces: Piece[] = [];
     let end = node.startIndex;
     for (const child of node.children) {
@@ -231,6 +236,14 @@ export class Walker {
     return cmd;
   }
 
+  /** Words tree-sitter hung on a redirect, added to the command they belong to (which may have none yet). */
+  private addExtraWords(cmd: SimpleCommand, extras: Piece[]): void {
+    const hadProgram = cmd.words.length > 0;
+    const flags = this.addWords(cmd, extras);
+    if (!hadProgram && flags?.[programIndex(cmd.words)] === true) cmd.dynamic = true;
+    this.fail(evaluatedLater(cmd.words, (i) => flags?.[i] !== true));
+  }
+
   private redirectedStatement(node: ShellNode): Group {
     // the body is the statement child (the rest are redirects); `> file` alone has none
     let body: ShellNode | undefined = node.children.find((c) => STATEMENTS.has(c.type));
@@ -239,26 +252,35 @@ export class Walker {
     let bodyCommand: SimpleCommand | undefined;
     if (body) {
       group = this.statement(body);
-      if (body.type === 'command' && group.tail.length === 1) bodyCommand = group.tail[0];
+      const last = lastSimpleCommand(body);
+      if (last !== undefined) bodyCommand = this.commandOf.get(last);
     } else {
       // Redirections without a command (`> file`) still open (and truncate) the file.
       const cmd = this.newCommand();
       group = single(cmd);
+      bodyCommand = cmd;
     }
     const extras: Piece[] = [];
+    let firstExtra: ShellNode | undefined;
     for (const child of node.children) {
       if (child === body) continue;
       if (REDIRECTS.has(child.type)) {
-        for (const extra of this.redirect(child, group.tail)) extras.push(pieceOf(this.source, extra));
+        for (const extra of this.redirect(child, group.tail)) {
+          firstExtra ??= extra;
+          extras.push(pieceOf(this.source, extra));
+        }
       } else if (STATEMENTS.has(child.type)) {
         this.statement(child);
       } else {
         this.scan(child, undefined);
       }
     }
-    if (extras.length > 0 && bodyCommand) {
-      // `echo > f hi`: tree-sitter makes `hi` a second redirect destination; bash makes it an argument.
-      this.addWords(bodyCommand, extras);
+    if (extras.length > 0) {
+      // `echo > f hi`, `a | b 2>/dev/null --force`, `a && b > f x`: tree-sitter makes the words after
+      // the destination more destinations, of a redirect around the whole pipeline or list; bash
+      // makes them arguments of the simple command the redirect follows.
+      if (bodyCommand === undefined) this.unexpected(firstExtra!); // `{ a; } > f x`: bash refuses
+      else this.addExtraWords(bodyCommand, extras);
     }
     return group;
   }
@@ -451,6 +473,35 @@ export class Walker {
   private position(index: number): string {
     return positionOf(this.source, index);
   }
+}
+
+/**
+ * The simple command that ends `body` and so comes right before a redirect after it: the last
+ * command of a pipeline or list, the command a `!` negates. Undefined for a compound command.
+ */
+function lastSimpleCommand(body: ShellNode): ShellNode | undefined {
+  let node: ShellNode | undefined = body;
+  while (node !== undefined) {
+    switch (node.type) {
+      case 'command':
+      case 'declaration_command':
+      case 'unset_command':
+      case 'variable_assignments':
+      case 'variable_assignment':
+        return node;
+      case 'pipeline':
+      case 'list':
+      case 'negated_command': {
+        const children: ShellNode[] = node.children;
+        node = undefined;
+        for (let i = children.length - 1; i >= 0 && node === undefined; i--) if (STATEMENTS.has(children[i]!.type)) node = children[i];
+        break;
+      }
+      default:
+        return undefined;
+    }
+  }
+  return undefined;
 }
 
 /** Children of `node`, with nested nodes of the same type (`a && b && c` nests lists leftwards) spliced in, without recursion. */

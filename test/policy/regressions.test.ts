@@ -25,4 +25,32 @@ describe('regressions', () => {
     const deny = [{ tools: ['client.t'], input: { '/v': { equals: [1] } }, decision: 'deny' }];
     assert.equal(decide(deny, { id: 'client.t', input: { v: deep } }).decision, 'deny');
   });
+
+  // Found by random lines of odd tokens run by bash (shellVsBash.test.ts holds the readings to
+  // bash): each let a deny on arguments miss what bash runs.
+  describe('a deny on arguments sees the words bash runs', () => {
+    const rules = [
+      { tools: ['builtin.run_command'], commands: ['git push *--force*', 'rm *'], decision: 'deny' },
+      { tools: ['builtin.run_command'], commands: ['*'], decision: 'allow' },
+    ];
+    const run = (command: string) => decide(rules, { id: 'builtin.run_command', input: { command } }, 'ask').decision;
+    for (const command of [
+      // tree-sitter hangs the words after a redirect of a pipeline, list or negation on the redirect
+      'true | git push 2>/dev/null --force',
+      'true && git push >&2 --force',
+      '! git push 2>/dev/null --force',
+      // tree-sitter reads the keyword time as a program, and `!` after it as the program it runs
+      'time ! rm -rf /tmp/x',
+      'time -p ! ! rm -rf /tmp/x',
+    ]) {
+      it(`denies ${command}`, () => assert.equal(run(command), 'deny'));
+    }
+    for (const command of ['- a=b 2>/dev/null', 'FOO=1 - a=b >/dev/null', 'x } } y 2>/dev/null', 'ls [ ] >/dev/null', '\\  rm x']) {
+      it(`never allows ${command}, which the parser misreads`, () => assert.notEqual(run(command), 'allow'));
+    }
+    it('still allows what it reads whole', () => {
+      assert.equal(run('true | git push 2>/dev/null origin main'), 'allow');
+      assert.equal(run('time git status'), 'allow');
+    });
+  });
 });
