@@ -1,10 +1,12 @@
 // Splitting a shell command line into its simple commands, the entry point of the shell
 // analysis: plain commands and tame quoting take a fast path (shellFastSplit.ts), the rest go
-// through the parser (shellParser.ts), the plain tree (shellTree.ts) and the walker (shellWalker.ts).
+// through the parser (shellParser.ts), the plain tree (shellTree.ts), the check for what the parser
+// misread (shellMisread.ts) and the walker (shellWalker.ts).
 import type { SplitResult } from './shellCommand.js';
 import { splitPlainCommand, splitQuotedCommand } from './shellFastSplit.js';
+import { misreadInput } from './shellMisread.js';
 import { resetShellParser, shellParser } from './shellParser.js';
-import { describeError, misreadInput, toPlainTree } from './shellTree.js';
+import { describeError, toPlainTree } from './shellTree.js';
 import { unwrapCommands } from './shellUnwrap.js';
 import { Walker, type SimpleCommand } from './shellWalker.js';
 
