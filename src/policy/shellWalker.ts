@@ -79,6 +79,9 @@ const MISPLACED_RESERVED = new Set(['then', 'else', 'elif', 'fi', 'do', 'done', 
 
 const CASE_TERMINATORS = new Set([';;', ';&', ';;&']);
 
+/** The named parts of a here-document redirect that are not words of its command. */
+const NOT_HEREDOC_WORDS = new Set(['heredoc_start', 'heredoc_body', 'heredoc_end', 'file_descriptor', 'comment', 'ERROR']);
+
 /** Output redirection operators. */
 const WRITE_OPS = new Set(['>', '>>', '&>', '&>>', '>|']);
 
@@ -300,6 +303,10 @@ export class Walker {
         if (REDIRECTS.has(child.type)) extras.push(...this.redirect(child, targets));
         else if (STATEMENTS.has(child.type)) this.statement(child);
         else if (!(quoted && child.type === 'heredoc_body')) this.scan(child, owner); // heredoc_body: only its expansions run
+        // `git push <<EOF --force`: tree-sitter hangs the words after the delimiter on the here-document
+        if (child.isNamed && !child.isMissing && !NOT_HEREDOC_WORDS.has(child.type) && !REDIRECTS.has(child.type) && !STATEMENTS.has(child.type)) {
+          extras.push(child);
+        }
       }
       return extras;
     }

@@ -35,10 +35,12 @@ describe('regressions', () => {
     ];
     const run = (command: string) => decide(rules, { id: 'builtin.run_command', input: { command } }, 'ask').decision;
     for (const command of [
-      // tree-sitter hangs the words after a redirect of a pipeline, list or negation on the redirect
+      // tree-sitter hangs the words after a redirect of a pipeline, list or negation, or after a
+      // here-document's delimiter, on the redirect
       'true | git push 2>/dev/null --force',
       'true && git push >&2 --force',
       '! git push 2>/dev/null --force',
+      'git push <<EOF --force\nx\nEOF\n',
       // tree-sitter reads the keyword time as a program, and `!` after it as the program it runs
       'time ! rm -rf /tmp/x',
       'time -p ! ! rm -rf /tmp/x',

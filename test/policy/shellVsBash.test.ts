@@ -108,6 +108,7 @@ function commandLines(bin: string, depth = 2): fc.Arbitrary<string> {
       l.map((x) => `fn() { ${term(x)} }; fn`),
       fc.tuple(name, l, plain).map(([n, x, p]) => `${n} <<EOF\nline $(${x}) and \`${p}\` \${X:-\`${p}\`}\nEOF\n`),
       fc.tuple(name, plain).map(([n, p]) => `${n} <<'EOF'\n$(${p}) \`${p}\`\nEOF\n`),
+      fc.tuple(name, fc.array(staticArg, { minLength: 1, maxLength: 2 })).map(([n, a]) => `${n} <<EOF ${a.join(' ')}\nline\nEOF\n`),
       l.map((x) => `[[ -n $(${x}) ]]`),
       l.map((x) => `arr=(x $(${x}))`),
       l.map((x) => `declare -x d=$(${x})`),
@@ -261,8 +262,8 @@ describe('shell split against real bash', function () {
 
   // Where tree-sitter-bash and bash read a line differently (found by random lines of odd tokens
   // run by bash): it passes over a lone `-` before an assignment and `\ ` between words with no
-  // node; it reads `{ }` or `[ ]` as one word; it hangs the words after a redirect of a pipeline
-  // on the redirect; it reads the keyword `time` as a program. Each line is run by bash, and
+  // node; it reads `{ }` or `[ ]` as one word; it hangs the words after a redirect of a pipeline,
+  // or after a here-document's delimiter, on the redirect; it reads the keyword `time` as a program. Each line is run by bash, and
   // every program bash ran must be in the split, or the split refuses the line.
   it('never splits cleanly into words bash does not run: input the parser passes over, merges, or hangs on a redirect', async () => {
     const lines = [
@@ -271,6 +272,7 @@ describe('shell split against real bash', function () {
       'p1 { }', 'p1 [ ] a', 'p1 a } } b', 'p1 ] { c', 'p1 [ { d',
       // words after a redirect of a pipeline, a list or a negation belong to its last command
       'p1 | p2 2>/dev/null --force', 'p1 && p2 >&2 --force', '! p2 2>/dev/null --force', 'p1 |& p2 >&2 a b', '>/dev/null p1 a',
+      'p2 <<EOF --force\nx\nEOF\n', 'p1 | p2 <<EOF a b\nx\nEOF\n',
       // the keyword time, with a negated pipeline
       'time ! rm x', 'time -p ! ! rm x', 'time -- ! rm x',
     ];
