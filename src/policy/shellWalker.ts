@@ -82,6 +82,11 @@ const CASE_TERMINATORS = new Set([';;', ';&', ';;&']);
 /** The named parts of a here-document redirect that are not words of its command. */
 const NOT_HEREDOC_WORDS = new Set(['heredoc_start', 'heredoc_body', 'heredoc_end', 'file_descriptor', 'comment', 'ERROR']);
 
+/** The operators that close a descriptor (no file follows). */
+const CLOSE_OPS = new Set(['<&-', '>&-']);
+/** What bash reads as a redirect's descriptor when `<` or `>` follows it at once. */
+const REDIRECT_FD = /^(?:[0-9]+|\{[A-Za-z_][A-Za-z0-9_]*\})$/;
+
 /** Output redirection operators. */
 const WRITE_OPS = new Set(['>', '>>', '&>', '&>>', '>|']);
 
@@ -221,6 +226,7 @@ export class Walker {
         for (const extra of this.redirect(child, [cmd])) pieces.push(pieceOf(this.source, extra));
         continue;
       }
+      if (this.isRedirectFd(child)) continue;
       if (type === 'command_name') {
         const inner = child.children[0] ?? child;
         if (inner.isMissing) continue;
@@ -237,6 +243,16 @@ export class Walker {
     if (flags?.[programIndex(cmd.words)] === true) cmd.dynamic = true;
     this.fail(evaluatedLater(cmd.words, (i) => flags?.[i] !== true));
     return cmd;
+  }
+
+  /**
+   * `0<&-`, `{fd}>f`: digits or `{name}` right before `<` or `>` name the descriptor the redirect
+   * opens or closes, for bash; tree-sitter makes them a word of the command where the operator is
+   * `<&-`/`>&-` or the name is in braces.
+   */
+  private isRedirectFd(node: ShellNode): boolean {
+    const next = this.source.charCodeAt(node.endIndex);
+    return (next === 0x3c || next === 0x3e) && REDIRECT_FD.test(this.text(node));
   }
 
   /** Words tree-sitter hung on a redirect, added to the command they belong to (which may have none yet). */
@@ -304,7 +320,7 @@ export class Walker {
         else if (STATEMENTS.has(child.type)) this.statement(child);
         else if (!(quoted && child.type === 'heredoc_body')) this.scan(child, owner); // heredoc_body: only its expansions run
         // `git push <<EOF --force`: tree-sitter hangs the words after the delimiter on the here-document
-        if (child.isNamed && !child.isMissing && !NOT_HEREDOC_WORDS.has(child.type) && !REDIRECTS.has(child.type) && !STATEMENTS.has(child.type)) {
+        if (child.isNamed && !child.isMissing && !NOT_HEREDOC_WORDS.has(child.type) && !REDIRECTS.has(child.type) && !STATEMENTS.has(child.type) && !this.isRedirectFd(child)) {
           extras.push(child);
         }
       }
@@ -323,10 +339,11 @@ export class Walker {
         continue;
       }
       if (child.type === 'file_descriptor' || child.type === 'comment' || child.isMissing) continue;
-      if (target === undefined) {
+      // `<&-` and `>&-` close a descriptor and take no file: what follows are the command's words
+      if (target === undefined && !CLOSE_OPS.has(op)) {
         target = child;
         this.scan(child, undefined);
-      } else {
+      } else if (!this.isRedirectFd(child)) {
         extras.push(child);
         this.scan(child, owner);
       }

@@ -30,7 +30,7 @@ describe('regressions', () => {
   // bash): each let a deny on arguments miss what bash runs.
   describe('a deny on arguments sees the words bash runs', () => {
     const rules = [
-      { tools: ['builtin.run_command'], commands: ['git push *--force*', 'rm *'], decision: 'deny' },
+      { tools: ['builtin.run_command'], commands: ['git push *--force*', 'git reset --hard*', 'rm *'], decision: 'deny' },
       { tools: ['builtin.run_command'], commands: ['*'], decision: 'allow' },
     ];
     const run = (command: string) => decide(rules, { id: 'builtin.run_command', input: { command } }, 'ask').decision;
@@ -41,6 +41,10 @@ describe('regressions', () => {
       'true && git push >&2 --force',
       '! git push 2>/dev/null --force',
       'git push <<EOF --force\nx\nEOF\n',
+      // `<&-`/`>&-` take no file, and a descriptor before < or > is not a word
+      'git push 2>&- --force',
+      'git reset 0<&- --hard',
+      'git reset {fd}>/dev/null --hard',
       // tree-sitter reads the keyword time as a program, and `!` after it as the program it runs
       'time ! rm -rf /tmp/x',
       'time -p ! ! rm -rf /tmp/x',

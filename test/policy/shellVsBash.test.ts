@@ -96,7 +96,7 @@ function commandLines(bin: string, depth = 2): fc.Arbitrary<string> {
       { weight: 12, arbitrary: simple(arg) },
       fc.tuple(simple(arg), fc.constantFrom('> /dev/null', '2>/dev/null', '> "o$(p3 r)"', '2>"e`p3 s`"', '< <(p1 t)', '<<< "$(p3 h)"')).map(([s, r]) => `${s} ${r}`),
       // words after a redirect are arguments (tree-sitter hangs them on the redirect)
-      fc.tuple(simple(arg), fc.constantFrom('>/dev/null', '2>&1', '>&2', '</dev/null'), fc.array(staticArg, { minLength: 1, maxLength: 2 })).map(([s, r, a]) => `${s} ${r} ${a.join(' ')}`),
+      fc.tuple(simple(arg), fc.constantFrom('>/dev/null', '2>&1', '>&2', '</dev/null', '0<&-', '2>&-', '{fd}>/dev/null'), fc.array(staticArg, { minLength: 1, maxLength: 2 })).map(([s, r, a]) => `${s} ${r} ${a.join(' ')}`),
       fc.tuple(name, fc.constantFrom('', '-p ', '-p -- '), fc.constantFrom('! ', '! ! ', '')).map(([n, o, neg]) => `time ${o}${neg}${n} a`),
       l.map((x) => `( ${x} )`),
       l.map((x) => `{ ${term(x)} }`),
@@ -263,7 +263,8 @@ describe('shell split against real bash', function () {
   // Where tree-sitter-bash and bash read a line differently (found by random lines of odd tokens
   // run by bash): it passes over a lone `-` before an assignment and `\ ` between words with no
   // node; it reads `{ }` or `[ ]` as one word; it hangs the words after a redirect of a pipeline,
-  // or after a here-document's delimiter, on the redirect; it reads the keyword `time` as a program. Each line is run by bash, and
+  // or after a here-document's delimiter or a closing `<&-`, on the redirect; it reads the `0` of
+  // `0<&-` and the `{fd}` of `{fd}>f` as words; it reads the keyword `time` as a program. Each line is run by bash, and
   // every program bash ran must be in the split, or the split refuses the line.
   it('never splits cleanly into words bash does not run: input the parser passes over, merges, or hangs on a redirect', async () => {
     const lines = [
@@ -273,6 +274,8 @@ describe('shell split against real bash', function () {
       // words after a redirect of a pipeline, a list or a negation belong to its last command
       'p1 | p2 2>/dev/null --force', 'p1 && p2 >&2 --force', '! p2 2>/dev/null --force', 'p1 |& p2 >&2 a b', '>/dev/null p1 a',
       'p2 <<EOF --force\nx\nEOF\n', 'p1 | p2 <<EOF a b\nx\nEOF\n',
+      // descriptors: `<&-` takes no file; digits or {name} right before < or > are the descriptor
+      'p2 2>&- --force', 'p1 0<&- a b', 'p1 {fd}>/dev/null a', 'p1 | p2 <&- a', '0<&- {fd}>/dev/null p1 a', 'p1 >/dev/null {fd}>/dev/null a 2>&1 0<&-',
       // the keyword time, with a negated pipeline
       'time ! rm x', 'time -p ! ! rm x', 'time -- ! rm x',
     ];
