@@ -123,7 +123,6 @@ export function quotedSnippet(text: string): string {
   return JSON.stringify(text.length > 30 ? `${text.slice(0, 30)}...` : text);
 }
 
-
 function findErrorNode(node: ShellNode): ShellNode | null {
   if (node.type === 'ERROR' || node.isMissing) return node;
   if (!node.hasError) return null;

@@ -80,7 +80,7 @@ const MISPLACED_RESERVED = new Set(['then', 'else', 'elif', 'fi', 'do', 'done', 
 const CASE_TERMINATORS = new Set([';;', ';&', ';;&']);
 
 /** The named parts of a here-document redirect that are not words of its command. */
-const NOT_HEREDOC_WORDS = new Set(['heredoc_start', 'heredoc_body', 'heredoc_end', 'file_descriptor', 'comment', 'ERROR']);
+const NOT_HEREDOC_WORDS = new Set(['heredoc_start', 'heredoc_body', 'heredoc_end', 'file_descriptor', 'comment']);
 
 /** The operators that close a descriptor (no file follows). */
 const CLOSE_OPS = new Set(['<&-', '>&-']);
@@ -239,9 +239,7 @@ export class Walker {
       }
       this.scan(child, cmd);
     }
-    const flags = this.addWords(cmd, pieces);
-    if (flags?.[programIndex(cmd.words)] === true) cmd.dynamic = true;
-    this.fail(evaluatedLater(cmd.words, (i) => flags?.[i] !== true));
+    this.addCommandWords(cmd, pieces);
     return cmd;
   }
 
@@ -255,11 +253,13 @@ export class Walker {
     return (next === 0x3c || next === 0x3e) && REDIRECT_FD.test(this.text(node));
   }
 
-  /** Words tree-sitter hung on a redirect, added to the command they belong to (which may have none yet). */
-  private addExtraWords(cmd: SimpleCommand, extras: Piece[]): void {
-    const hadProgram = cmd.words.length > 0;
-    const flags = this.addWords(cmd, extras);
-    if (!hadProgram && flags?.[programIndex(cmd.words)] === true) cmd.dynamic = true;
+  /**
+   * Adds words to a command (which may have only assignments, or nothing, yet): a program only
+   * known when it runs makes it dynamic, and a word bash evaluates later makes the line unreadable.
+   */
+  private addCommandWords(cmd: SimpleCommand, pieces: Piece[]): void {
+    const flags = this.addWords(cmd, pieces);
+    if (flags?.[programIndex(cmd.words)] === true) cmd.dynamic = true;
     this.fail(evaluatedLater(cmd.words, (i) => flags?.[i] !== true));
   }
 
@@ -279,15 +279,11 @@ export class Walker {
       group = single(cmd);
       bodyCommand = cmd;
     }
-    const extras: Piece[] = [];
-    let firstExtra: ShellNode | undefined;
+    const extras: ShellNode[] = [];
     for (const child of node.children) {
       if (child === body) continue;
       if (REDIRECTS.has(child.type)) {
-        for (const extra of this.redirect(child, group.tail)) {
-          firstExtra ??= extra;
-          extras.push(pieceOf(this.source, extra));
-        }
+        extras.push(...this.redirect(child, group.tail));
       } else if (STATEMENTS.has(child.type)) {
         this.statement(child);
       } else {
@@ -298,8 +294,8 @@ export class Walker {
       // `echo > f hi`, `a | b 2>/dev/null --force`, `a && b > f x`: tree-sitter makes the words after
       // the destination more destinations, of a redirect around the whole pipeline or list; bash
       // makes them arguments of the simple command the redirect follows.
-      if (bodyCommand === undefined) this.unexpected(firstExtra!); // `{ a; } > f x`: bash refuses
-      else this.addExtraWords(bodyCommand, extras);
+      if (bodyCommand === undefined) this.unexpected(extras[0]!); // `{ a; } > f x`: bash refuses
+      else this.addCommandWords(bodyCommand, extras.map((extra) => pieceOf(this.source, extra)));
     }
     return group;
   }
@@ -316,12 +312,14 @@ export class Walker {
       const start = node.children.find((c) => c.type === 'heredoc_start');
       const quoted = start !== undefined && /['"\\]/.test(this.text(start));
       for (const child of node.children) {
-        if (REDIRECTS.has(child.type)) extras.push(...this.redirect(child, targets));
-        else if (STATEMENTS.has(child.type)) this.statement(child);
-        else if (!(quoted && child.type === 'heredoc_body')) this.scan(child, owner); // heredoc_body: only its expansions run
-        // `git push <<EOF --force`: tree-sitter hangs the words after the delimiter on the here-document
-        if (child.isNamed && !child.isMissing && !NOT_HEREDOC_WORDS.has(child.type) && !REDIRECTS.has(child.type) && !STATEMENTS.has(child.type) && !this.isRedirectFd(child)) {
-          extras.push(child);
+        if (REDIRECTS.has(child.type)) {
+          extras.push(...this.redirect(child, targets));
+        } else if (STATEMENTS.has(child.type)) {
+          this.statement(child);
+        } else {
+          if (!(quoted && child.type === 'heredoc_body')) this.scan(child, owner); // heredoc_body: only its expansions run
+          // `git push <<EOF --force`: tree-sitter hangs the words after the delimiter on the here-document
+          if (child.isNamed && !child.isMissing && !NOT_HEREDOC_WORDS.has(child.type) && !this.isRedirectFd(child)) extras.push(child);
         }
       }
       return extras;
@@ -516,9 +514,9 @@ function lastSimpleCommand(body: ShellNode): ShellNode | undefined {
       case 'pipeline':
       case 'list':
       case 'negated_command': {
-        const children: ShellNode[] = node.children;
-        node = undefined;
-        for (let i = children.length - 1; i >= 0 && node === undefined; i--) if (STATEMENTS.has(children[i]!.type)) node = children[i];
+        let last: ShellNode | undefined;
+        for (const child of node.children) if (STATEMENTS.has(child.type)) last = child;
+        node = last;
         break;
       }
       default:

@@ -245,6 +245,12 @@ describe('shell split sees into everything', () => {
       }
     });
 
+    // tree-sitter hangs the words after the redirect on it; the program is among them
+    it('marks the part of a command whose program comes after a redirect of its pipeline', () => {
+      assert.deepEqual(dynamics('p1 | a=1 >f $X'), [false, true, true]);
+      assert.deepEqual(dynamics('p1 | >f $X y'), [false, true]);
+    });
+
     it('does not mark quoted or escaped spellings, or a dynamic argument', () => {
       for (const source of ["'rm' x", '"rm" x', 'r\\m x', "$'rm' x", "'r*' x", 'r\\* x', '~/bin/rm x', 'A=$X rm', 'rm $X', 'rm *', 'ls {a,b}']) {
         assert.ok(dynamics(source).every((d) => !d), `${source}: ${JSON.stringify(parts(source))}`);
