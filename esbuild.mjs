@@ -1,7 +1,7 @@
 // Bundles each entry of scripts/bundles.mjs to one CommonJS file in dist/ (vscode external),
 // copies the shell parser's wasm beside the bundles, and writes the JSON Schemas generated from zod.
 import * as esbuild from 'esbuild';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { bundleOptions, entries, outdir } from './scripts/bundles.mjs';
@@ -15,6 +15,14 @@ const contexts = await Promise.all(entries.map((e) => esbuild.context(bundleOpti
 
 for (const file of ['web-tree-sitter/web-tree-sitter.wasm', 'tree-sitter-bash/tree-sitter-bash.wasm']) {
   copyFileSync(require.resolve(file), path.join(outdir, path.basename(file)));
+}
+// The sandbox engine's seccomp helper (src/runtime/sandboxNetwork.ts looks for it beside the bundle).
+const engine = path.dirname(require.resolve('@anthropic-ai/sandbox-runtime/package.json'));
+for (const arch of ['x64', 'arm64']) {
+  const to = path.join(outdir, 'vendor', 'seccomp', arch);
+  mkdirSync(to, { recursive: true });
+  copyFileSync(path.join(engine, 'vendor', 'seccomp', arch, 'apply-seccomp'), path.join(to, 'apply-seccomp'));
+  chmodSync(path.join(to, 'apply-seccomp'), 0o755);
 }
 
 if (watch) {

@@ -3,13 +3,14 @@
 // audit log, put to a person in the editor when the policy asks and a window runs for the
 // folder, and answered in the host's format. Whatever goes wrong, the answer blocks: a hook that
 // fails must never let a call through (most hosts let a call through when the hook crashes).
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { ToolCall } from '../policy/call.js';
 import type { Remember } from '../policy/grantLength.js';
 import type { PolicyDecision } from '../policy/policy.js';
 import { mcpServerOf, mcpServerRefusal } from '../policy/managedControls.js';
 import { auditParts, FileAuditLog, inputDigest, summarizeInput, type AuditEntry } from '../runtime/audit.js';
-import { DEFAULT_PROTECTED_FILES, PROTECTED_FILES_HOOK, protectedFilesCheck } from '../runtime/protected.js';
+import { PROTECTED_FILES_HOOK, protectedFilesCheck, protectedPathsOf } from '../runtime/protected.js';
 import { bridgeDirectories } from './editorDiscovery.js';
 import { HOSTS, type HostAgent } from './hostAgents.js';
 import { addHookMarks, markLists, readHookMarks } from './hookMarks.js';
@@ -110,10 +111,10 @@ function anchored(call: ToolCall, hostCwd: string, workspace: string): ToolCall 
 }
 
 /** The protected paths of the workspace, and the hook's own state (last valid policies, its audit log). */
-function protectedPaths(workspace: string, stateDir: string, env: NodeJS.ProcessEnv): string[] {
+function protectedPaths(workspace: string, stateDir: string, env: NodeJS.ProcessEnv, persistenceFiles: readonly string[]): string[] {
   // The bridge's folders too: a discovery file written there would point the hook at a fake window.
   return [
-    ...DEFAULT_PROTECTED_FILES.map((f) => path.resolve(workspace, f) + (f.endsWith('/') ? '/' : '')),
+    ...protectedPathsOf(workspace, persistenceFiles, env.HOME || os.homedir()),
     `${stateDir}/`,
     ...bridgeDirectories(env).map((d) => `${d}/`),
   ];
@@ -224,7 +225,7 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
     const serverRefused = server === undefined ? undefined : mcpServerRefusal(server, held.policy.controls);
     if (serverRefused !== undefined) decision = { decision: 'deny', rule: null, lowered: false, warnings: decision.warnings, reason: serverRefused };
     const protectedTitle = decision.decision === 'deny' ? undefined
-      : protectedFilesCheck(protectedPaths(loaded.workspaceFolder, stateDir, deps.env))({ tool: call.tool, input: call.input, workspaceFolder: loaded.workspaceFolder });
+      : protectedFilesCheck(protectedPaths(loaded.workspaceFolder, stateDir, deps.env, held.policy.persistenceFiles()))({ tool: call.tool, input: call.input, workspaceFolder: loaded.workspaceFolder });
     const decided: Omit<AuditEntry, 'time' | 'event'> = {
       ...auditBase, rule: decision.rule, lowered: decision.lowered,
       ...(decision.rule === null ? { default: decision.defaultFrom ?? 'builtin' } : {}),

@@ -36,8 +36,20 @@ export interface DecideOptions {
 export interface SandboxRun {
   /** True when the command runs inside the sandbox. */
   sandboxed: boolean;
-  /** True when the deciding rules let it reach the network (every allowed part's rule says `"network": true`). */
+  /** True when the deciding rules let it reach every host unjudged (every allowed part's rule says `"network": true`). */
   network: boolean;
+  /**
+   * True when a deciding rule says `"network": false`: no network at all. Otherwise, with
+   * `network` false, each connection goes through the sandbox's proxy and is judged by the
+   * rules with `domains` or `urls` (connection.ts), asked when none decides.
+   */
+  offline?: true;
+  /**
+   * The credential variables (docs/sandbox.md, "Environment") passed into the command by name:
+   * those every allowed part's deciding rule passes (`"sandbox": { "env": [...] }`), sorted;
+   * absent when none. The runtime withholds every other credential variable.
+   */
+  env?: string[];
 }
 
 /** One part of a call (a path or a simple command) and how the rule list judged it on its own. */

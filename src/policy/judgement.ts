@@ -34,6 +34,8 @@ export interface JudgeContext {
   sandbox: SandboxAvailability;
   /** The session's marks (flow rules' `when`). */
   marks: SessionMarks;
+  /** Judging one connection of a sandboxed command (connection.ts): only rules with `domains` or `urls` decide; none: ask. */
+  connection?: true;
 }
 
 /** One view (the whole call or one part) as the rule list judged it. */
@@ -53,6 +55,8 @@ interface Judgement {
 const LOWERED_REASON = 'the workspace is not trusted, so its allow rules and default only ask';
 const STRICTNESS: Record<Decision, number> = { allow: 0, ask: 1, deny: 2 };
 const PLAIN_ASK: AskSettings = { onTimeout: 'deny', remember: 'session' };
+
+const NO_HOST_RULE = 'no rule with domains or urls decides this host for this command';
 
 /** The tool the runtime runs inside its sandbox; no other tool's commands are ever sandboxed. */
 export const SANDBOXED_TOOL = 'builtin.run_command';
@@ -88,6 +92,28 @@ export function judgeCall(prepared: PreparedCall, context: JudgeContext, warning
   }
   const judged = parts.map((part, index) => judgeView(part, context, trace, { label: part.label, index }, part.tightenOnly));
   return finish(prepared, context, judged, parts, warnings);
+}
+
+/** One part of a connection as the rules with domains or urls judged it (connection.ts). */
+export interface ConnectionPartJudgement {
+  part: string;
+  decision: Decision;
+  rule: CompiledRule | null;
+  reason?: string;
+}
+
+/** Judges each part of a connection's view on its own (the caller combines them: connection.ts). */
+export function judgeConnectionParts(prepared: PreparedCall, context: JudgeContext): ConnectionPartJudgement[] {
+  const connection: JudgeContext = { ...context, connection: true };
+  const parts = prepared.parts();
+  const views: Array<{ view: CallView; label: string; tightenOnly: boolean }> =
+    parts === undefined ? [{ view: prepared, label: '', tightenOnly: false }] : parts.map((p) => ({ view: p, label: p.label, tightenOnly: p.tightenOnly }));
+  return views.map(({ view, label, tightenOnly }) => {
+    const j = judgeView(view, connection, undefined, undefined, tightenOnly);
+    // A tighten-only part no ask or deny rule matched does not count: as if no rule allowed it.
+    const decision = j.neutral ? 'ask' : j.decision;
+    return { part: label, decision, rule: j.neutral ? null : j.rule, ...(j.reason !== undefined ? { reason: j.reason } : {}) };
+  });
 }
 
 /**
@@ -128,6 +154,7 @@ function judgeView(view: CallView, context: JudgeContext, trace: TraceEntry[] | 
     }
     for (const rule of rulesFor(layer, toolId, view)) {
       if (tightenOnly && rule.decision === 'allow') continue;
+      if (context.connection && rule.rule.domains === undefined && rule.rule.urls === undefined) continue;
       // `when` last: the explanation then says a rule fits the call but not the session's marks.
       const failed = mismatch(rule, view, true) ?? (whenHolds(rule.rule.when, rule.decision, context.marks) ? null : 'when');
       trace?.push({
@@ -154,6 +181,7 @@ function judgeView(view: CallView, context: JudgeContext, trace: TraceEntry[] | 
     }
   }
   if (tightenOnly) return { decision: 'allow', rule: null, lowered: false, neutral: true };
+  if (context.connection) return { decision: 'ask', rule: null, lowered: false, defaultFrom: null, reason: NO_HOST_RULE, ask: PLAIN_ASK };
   const { decision, from } = context.fallback;
   const lowered = decision === 'allow' && from === 'workspace' && !context.trusted;
   if (lowered) return { decision: 'ask', rule: null, lowered, defaultFrom: from, reason: LOWERED_REASON, ask: PLAIN_ASK };
@@ -235,29 +263,38 @@ function combinedAsk(judged: readonly Judgement[]): AskSettings {
 }
 
 /**
- * How a sandboxable command is to run: in the sandbox where there is one, with the network
- * only when every part was allowed by a rule that grants it (grantsNetwork).
+ * How a sandboxable command is to run: in the sandbox where there is one; reaching every host
+ * unjudged only when every part was allowed by a rule that says so (grantsNetwork); with no
+ * network at all when a deciding rule says `"network": false`; else each connection is judged by
+ * the sandbox's proxy (connection.ts).
  */
 function sandboxRun(prepared: PreparedCall, context: JudgeContext, judged: readonly Judgement[]): SandboxRun | undefined {
   if (prepared.call.tool.id !== SANDBOXED_TOOL) return undefined;
   let network = true;
+  let offline = false;
+  // Credential variables: only those every counted part's allowing rule passes (none when a part was not allowed by a rule).
+  let env: Set<string> | undefined;
   for (const j of judged) {
     if (j.decision === 'deny') return undefined;
     if (j.neutral) continue;
     if (j.decision !== 'allow' || j.rule === null || !grantsNetwork(j.rule.rule)) network = false;
+    const sandbox = j.rule?.rule.sandbox;
+    if (typeof sandbox === 'object' && sandbox.network === false) offline = true;
+    const passed = j.decision === 'allow' && typeof sandbox === 'object' ? (sandbox.env ?? []) : [];
+    env = env === undefined ? new Set(passed) : new Set(passed.filter((name) => env!.has(name)));
   }
-  return { sandboxed: context.sandbox.available, network };
+  const names = [...(env ?? [])].sort();
+  return { sandboxed: context.sandbox.available, network: network && !offline, ...(offline ? { offline: true } : {}), ...(names.length > 0 ? { env: names } : {}) };
 }
 
 /**
- * An allow rule lets its command reach the network when it says `"sandbox": { "network": true }`,
- * or when it allows by `domains` or `urls` (it allows reaching those hosts, and the sandbox can
- * only turn the network on or off) unless it says `"network": false`.
+ * An allow rule lets its command reach every host, unjudged, only when it says
+ * `"sandbox": { "network": true }`. A rule with `domains` or `urls` no longer turns the whole
+ * network on: the sandbox's proxy judges each connection by those rules instead.
  */
 export function grantsNetwork(rule: Rule): boolean {
   const sandbox = rule.sandbox;
-  if (typeof sandbox === 'object') return sandbox.network;
-  return rule.domains !== undefined || rule.urls !== undefined;
+  return typeof sandbox === 'object' && sandbox.network === true;
 }
 
 function joinReasons(a: string | undefined, b: string): string {

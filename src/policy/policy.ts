@@ -2,10 +2,11 @@
 // matching rule wins. This is the engine's main entry point for the CLI, runtime and extension.
 import { findNodeAtLocation } from 'jsonc-parser';
 import type { ToolCall } from './call.js';
-import { compileRules, type CompiledRule, type LayerName } from './compile.js';
+import { compileRules, type CompiledRule, type LayerName, type RuleRef } from './compile.js';
 import type { DecideOptions, Explanation, PolicyDecision, TraceEntry } from './decision.js';
 import { NO_MARKS } from './flowMarks.js';
-import { judgeCall, sandboxAvailability, type JudgeContext, type JudgedLayer } from './judgement.js';
+import { judgeCall, judgeConnectionParts, sandboxAvailability, type JudgeContext, type JudgedLayer } from './judgement.js';
+import { combineConnection, connectionCall, connectionUrl, type ConnectionDecision, type ConnectionTarget } from './connection.js';
 import { hasErrors, type Diagnostic } from './diagnostics.js';
 import { parseJsoncWithSchema, type KnownReading, type ParsedJsonc } from './parse.js';
 import { PathResolver } from './paths.js';
@@ -19,9 +20,10 @@ import type { Decision, PolicyFile, SandboxMode } from './schema.js';
 export const LAYER_ORDER: readonly LayerName[] = ['managed', 'workspace', 'user'];
 
 const KNOWN_KEYS: ReadonlyMap<string, readonly string[]> = new Map<string, readonly string[]>([
-  ['', ['$schema', 'version', 'default', 'sandbox', 'controls', 'rules', 'tests']],
+  ['', ['$schema', 'version', 'default', 'sandbox', 'controls', 'persistenceFiles', 'rules', 'tests']],
   ['rules.#', ['id', 'decision', 'reason', 'tools', 'kinds', 'agents', 'hints', 'tags', 'paths', 'commands', 'domains', 'urls', 'input', 'timeout', 'onTimeout', 'remember', 'sandbox', 'marks', 'when', 'review']],
   ['rules.#.when', ['marked', 'unmarked']],
+  ['rules.#.sandbox', ['network', 'env']],
   ['rules.#.hints', hintNames],
   ['controls', ['allowForSession', 'addRule', 'longestGrant', 'mcpServers']],
   ['controls.mcpServers', ['allow', 'deny']],
@@ -29,6 +31,9 @@ const KNOWN_KEYS: ReadonlyMap<string, readonly string[]> = new Map<string, reado
   ['tests.#.call', ['tool', 'input', 'kind', 'agent', 'hints', 'tags', 'marks']],
   ['tests.#.call.hints', hintNames],
 ]);
+
+/** The matchers that make a deny rule on paths conditional: the sandbox hides only what such rules deny unconditionally. */
+const CONDITIONAL_MATCHERS = ['kinds', 'agents', 'hints', 'tags', 'commands', 'domains', 'urls', 'input', 'when'] as const;
 
 /** One policy file, parsed and compiled. `valid` is false on any syntax, schema, glob or id error. */
 export class PolicyLayer {
@@ -184,6 +189,42 @@ export class Policy {
     return this.sandboxModeInForce;
   }
 
+  /**
+   * The persistence files the policy adds (the top-level `persistenceFiles` of every valid layer,
+   * in layer order, each once): protected like the built-in ones (docs/sandbox.md).
+   */
+  persistenceFiles(): string[] {
+    const out = new Set<string>();
+    for (const { state } of this.states) {
+      if (state.kind === 'ok') for (const f of state.layer.policy?.persistenceFiles ?? []) out.add(f);
+    }
+    return [...out];
+  }
+
+  /**
+   * The `deny` rules that make paths unreadable inside the sandbox too (policy-format.md,
+   * "Sandboxed commands", Reads), each with its `paths` as written (`!` excludes included), in
+   * layer order: those whose only matcher is `paths`, or `paths` with `tools` whose every
+   * positive glob names one of `readTools` (the runtime's read tools; `!` globs only narrow it).
+   * Any other matcher (agents, commands, input, when…) makes the rule conditional, and the
+   * sandbox cannot tell: such a rule judges the tools as before and hides nothing. Rule order is
+   * not weighed: an earlier allow of the same path does not show it to commands.
+   */
+  unreadablePathRules(readTools: ReadonlySet<string>): Array<{ layer: LayerName; rule: RuleRef; paths: readonly string[] }> {
+    const out: Array<{ layer: LayerName; rule: RuleRef; paths: readonly string[] }> = [];
+    for (const { name, state } of this.states) {
+      if (state.kind !== 'ok') continue;
+      for (const { rule, ref } of state.layer.rules) {
+        if (rule.decision !== 'deny' || rule.paths === undefined) continue;
+        if (CONDITIONAL_MATCHERS.some((key) => rule[key] !== undefined)) continue;
+        const tools = rule.tools;
+        if (tools !== undefined && !(tools.some((t) => !t.startsWith('!')) && tools.every((t) => t.startsWith('!') || readTools.has(t)))) continue;
+        out.push({ layer: name, rule: ref, paths: rule.paths });
+      }
+    }
+    return out;
+  }
+
   decide(call: ToolCall, options: DecideOptions): PolicyDecision {
     return this.evaluate(call, options, undefined);
   }
@@ -191,6 +232,49 @@ export class Policy {
   explain(call: ToolCall, options: DecideOptions): Explanation {
     const trace: TraceEntry[] = [];
     return { ...this.evaluate(call, options, trace), trace };
+  }
+
+  /**
+   * One connection a sandboxed command opens (connection.ts): what the rules with `domains` or
+   * `urls` say about its host for that command, for the agent whose command it is.
+   */
+  judgeConnection(command: string, target: ConnectionTarget, agent: string, options: DecideOptions): ConnectionDecision {
+    const call = connectionCall(command, target, agent);
+    const prepared = new PreparedCall(call, this.resolver(options), false, false);
+    const parts = judgeConnectionParts(prepared, this.judgeContext(call, options));
+    return combineConnection(parts, connectionUrl(target));
+  }
+
+  /**
+   * The hosts the rules name exactly (a `domains` entry without `*`, the host of a `urls` entry
+   * without one): a name that resolves to loopback, link-local or this machine is refused by the
+   * sandbox's proxy unless it is one of these.
+   */
+  namedHosts(): string[] {
+    const hosts = new Set<string>();
+    for (const { state } of this.states) {
+      if (state.kind !== 'ok') continue;
+      for (const { rule } of state.layer.rules) {
+        for (const d of rule.domains ?? []) if (!d.startsWith('!') && !d.includes('*')) hosts.add(d.toLowerCase());
+        for (const u of rule.urls ?? []) {
+          const host = /^[a-z][a-z0-9+.-]*:\/\/([^/:?#*]+)(?=[/:?#]|$)/i.exec(u)?.[1];
+          if (host !== undefined) hosts.add(host.toLowerCase());
+        }
+      }
+    }
+    return [...hosts];
+  }
+
+  private judgeContext(call: ToolCall, options: DecideOptions): JudgeContext {
+    const sandboxMode = this.sandboxMode();
+    return {
+      layers: this.judgedLayers,
+      trusted: options.trusted ?? true,
+      fallback: this.fallbackFor(options.fallbackDefault),
+      sandboxMode,
+      sandbox: sandboxAvailability(call.tool.id, sandboxMode, options),
+      marks: options.marks ?? NO_MARKS,
+    };
   }
 
   private resolver(options: DecideOptions): PathResolver {
@@ -217,15 +301,7 @@ export class Policy {
 
   private evaluate(call: ToolCall, options: DecideOptions, trace: TraceEntry[] | undefined): PolicyDecision {
     const prepared = new PreparedCall(call, this.resolver(options), this.readsUrls);
-    const sandboxMode = this.sandboxMode();
-    const context: JudgeContext = {
-      layers: this.judgedLayers,
-      trusted: options.trusted ?? true,
-      fallback: this.fallbackFor(options.fallbackDefault),
-      sandboxMode,
-      sandbox: sandboxAvailability(call.tool.id, sandboxMode, options),
-      marks: options.marks ?? NO_MARKS,
-    };
+    const context = this.judgeContext(call, options);
     const warnings: string[] = this.staleWarnings.length === 0 ? [] : [...this.staleWarnings];
     const decision = judgeCall(prepared, context, warnings, trace);
     addCallWarnings(decision.warnings, prepared);

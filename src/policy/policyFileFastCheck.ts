@@ -5,7 +5,7 @@
 // zod decides, and says what is wrong. So it may refuse anything unusual, but must never accept
 // what the schema refuses (test/policy/policyFileFastCheck.test.ts holds it to that).
 import { isRemember } from './grantLength.js';
-import { decisionValues, hintNames, MARK_PATTERN, MAX_ASK_TIMEOUT_SECONDS, reviewValues, sandboxModes, toolKinds } from './policyNames.js';
+import { decisionValues, ENV_NAME_PATTERN, hintNames, isPersistenceEntry, MARK_PATTERN, MAX_ASK_TIMEOUT_SECONDS, reviewValues, sandboxModes, toolKinds } from './policyNames.js';
 import type { PolicyFile } from './schema.js';
 
 type JsonObject = Record<string, unknown>;
@@ -124,7 +124,9 @@ const inputMatchers: Check = (value) => {
   return out;
 };
 
-const networkSandbox = strictObject('RuleSandboxSchema.network', [['network', boolean, 'required']]);
+const envName: Check = (value) => (typeof value === 'string' && ENV_NAME_PATTERN.test(value) ? value : undefined);
+const persistenceEntry: Check = (value) => (typeof value === 'string' && isPersistenceEntry(value) ? value : undefined);
+const networkSandbox = strictObject('RuleSandboxSchema.network', [['network', boolean], ['env', listOf(envName, 1)]]);
 const ruleSandbox: Check = (value) => (value === true ? true : networkSandbox(value));
 
 const when = strictObject(
@@ -204,6 +206,7 @@ const policyFile = strictObject('PolicyFileSchema', [
   ['default', decision],
   ['sandbox', oneOf(sandboxModes)],
   ['controls', controls],
+  ['persistenceFiles', listOf(persistenceEntry, 1)],
   ['rules', listOfObjects(rule), () => []],
   ['tests', listOfObjects(inlineTest)],
 ]);

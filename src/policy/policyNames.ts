@@ -9,6 +9,19 @@ export const sandboxModes = ['required', 'auto', 'off'] as const;
 /** The longest `timeout` a timer can hold: setTimeout takes at most 2^31-1 ms. */
 export const MAX_ASK_TIMEOUT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 
+/** An environment variable's name (a rule's `"sandbox": { "env": [...] }`): what a shell can export. */
+export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * A `persistenceFiles` entry: a workspace-relative path in normal form (no leading `/`, no `.`
+ * or `..` segment, no `~`), a trailing `/` naming a folder. Literal: no glob is expanded.
+ */
+export function isPersistenceEntry(value: string): boolean {
+  const body = value.endsWith('/') ? value.slice(0, -1) : value;
+  if (body === '' || body.startsWith('/') || body.startsWith('~') || body.includes('\\') || body.includes('\0')) return false;
+  return body.split('/').every((segment) => segment !== '' && segment !== '.' && segment !== '..');
+}
+
 /** A flow rule's mark: letters, digits and `_ . : -` (so `--marks a,b` and the tree show it as written). */
 export const MARK_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 

@@ -65,6 +65,8 @@ export class PreparedCall implements CallView {
     private readonly resolver: PathResolver,
     /** Split the call by its URLs too: false when no rule reads URLs (each URL would be judged alike). */
     private readonly urlParts = true,
+    /** Read the URLs of the command's curl and wget: false when the call stands for one connection, whose URL is the only one. */
+    readonly readsCommandUrls = true,
   ) {
   }
 
@@ -128,7 +130,7 @@ export class PreparedCall implements CallView {
 
   /** The URLs of the call's command (its `curl`/`wget` commands; unknown for text that cannot be seen into). */
   get commandUrls(): readonly UrlReading[] {
-    return (this.commandUrlsCache ??= urlsOfCommand(this.command, this.commandText));
+    return (this.commandUrlsCache ??= this.readsCommandUrls ? urlsOfCommand(this.command, this.commandText) : NO_URLS);
   }
 
   get urls(): readonly UrlReading[] {
@@ -203,6 +205,8 @@ export class PreparedCall implements CallView {
 /** A call without a command; and a command that cannot be seen into (not a string, or one part standing for text no rule may allow): shared, frozen. */
 const NO_COMMAND_VIEW: CommandView = Object.freeze({ commands: Object.freeze([]) as unknown as SimpleCommand[], parsed: true, present: false });
 const UNSEEN_COMMAND_VIEW: CommandView = Object.freeze({ commands: Object.freeze([]) as unknown as SimpleCommand[], parsed: false, present: true });
+
+const NO_URLS: readonly UrlReading[] = Object.freeze([]);
 
 /** One side of the parts that is the whole call's (no path, command or URL of its own): shared, frozen. */
 const WHOLE: readonly [{ readonly label: '' }] = Object.freeze([Object.freeze({ label: '' as const })]);
@@ -315,7 +319,7 @@ class Part implements CallPart {
   get urls(): readonly UrlReading[] {
     if (this.urlsCache) return this.urlsCache;
     const side = this.commandSide;
-    const fromCommand = side.urls ?? (side.command ? urlsOfCommand(side.command, side.label) : this.whole.commandUrls);
+    const fromCommand = !this.whole.readsCommandUrls ? NO_URLS : side.urls ?? (side.command ? urlsOfCommand(side.command, side.label) : this.whole.commandUrls);
     return (this.urlsCache = joinUrls(this.urlSide.urls ?? this.whole.fieldUrls, fromCommand));
   }
 }

@@ -2,7 +2,7 @@
 // field is an error, so a typo such as "tool" for "tools" can never widen a rule.
 import { z } from 'zod';
 import { isRemember, MAX_GRANT_SECONDS, type Remember } from './grantLength.js';
-import { decisionValues, hintNames, MARK_PATTERN, MAX_ASK_TIMEOUT_SECONDS, reviewValues, sandboxModes, toolKinds } from './policyNames.js';
+import { decisionValues, ENV_NAME_PATTERN, hintNames, isPersistenceEntry, MARK_PATTERN, MAX_ASK_TIMEOUT_SECONDS, reviewValues, sandboxModes, toolKinds } from './policyNames.js';
 
 // The plain names live in policyNames.ts, which the fast check (policyFileFastCheck.ts) shares without zod.
 export { decisionValues, hintNames, MAX_ASK_TIMEOUT_SECONDS, reviewValues, sandboxModes, toolKinds };
@@ -30,9 +30,18 @@ export const InputMatcherSchema = z.union([
   z.strictObject({ exists: z.boolean() }).describe('whether the pointer resolves to a value'),
 ]);
 
+const EnvNameSchema = z.string().regex(ENV_NAME_PATTERN, 'an environment variable\'s name is letters, digits and "_", not starting with a digit');
+
 export const RuleSandboxSchema = z
-  .union([z.literal(true), z.strictObject({ network: z.boolean() })])
-  .describe('allow only, on command tools: allowed only inside the sandbox; { "network": true } lets the command reach the network');
+  .union([
+    z.literal(true),
+    z.strictObject({
+      network: z.boolean().optional(),
+      env: z.array(EnvNameSchema).min(1).optional()
+        .describe('Credential variables (docs/sandbox.md) passed into the sandbox by name; a name is passed only when every part\'s deciding rule passes it'),
+    }),
+  ])
+  .describe('allow only, on command tools: allowed only inside the sandbox; { "network": true } lets the command reach the network; { "env": [...] } passes those credential variables');
 
 const MarkSchema = z.string().regex(MARK_PATTERN, 'a mark is 1 to 64 letters, digits, "_", ".", ":" or "-"');
 const markList = (what: string) => z.array(MarkSchema).min(1).describe(what);
@@ -165,6 +174,11 @@ export const PolicyFileSchema = z
     default: DecisionSchema.optional(),
     sandbox: SandboxModeSchema.optional(),
     controls: ControlsSchema.optional(),
+    persistenceFiles: z
+      .array(z.string().refine(isPersistenceEntry, { message: 'a persistence file is a workspace-relative path (no "/" first, no "." or ".." segment, no "~"); a trailing "/" names a folder' }))
+      .min(1)
+      .optional()
+      .describe('More files that run code later or configure what runs, added to the built-in list (docs/sandbox.md): never written by a command or a file tool without a person\'s answer. Workspace-relative; a trailing "/" names a folder'),
     rules: z.array(RuleSchema).default([]),
     tests: z.array(InlineTestSchema).optional(),
   })

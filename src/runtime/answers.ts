@@ -140,6 +140,11 @@ export interface ApprovalRequest {
   timeout?: { at: number; onTimeout: 'deny' | 'keep' };
   /** For `builtin.run_command`: how the command would run if allowed (sandboxed or not, with or without network). */
   sandbox?: CommandSandboxReport;
+  /**
+   * Set when the question is about one connection of a sandboxed command that is running (its
+   * host no rule decides), not about a call: the command, the host and port, and the URL judged.
+   */
+  connection?: { host: string; port: number; url: string; command: string };
 }
 
 export interface SignInSourceRequest {

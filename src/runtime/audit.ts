@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { canonicalJson } from '../policy/compile.js';
 import type { AuditSandbox } from './auditSandbox.js';
 
-export type AuditEvent = 'session-started' | 'session-ended' | 'decision' | 'callback-opened' | 'callback-settled' | 'sandbox-cleanup' | 'grant-revoked' | 'answer-refused' | 'tools-hidden';
+export type AuditEvent = 'session-started' | 'session-ended' | 'decision' | 'callback-opened' | 'callback-settled' | 'sandbox-cleanup' | 'grant-revoked' | 'answer-refused' | 'tools-hidden' | 'connection';
 
 export const AUDIT_EVENTS: readonly AuditEvent[] = [
   'session-started',
@@ -23,6 +23,8 @@ export const AUDIT_EVENTS: readonly AuditEvent[] = [
   'answer-refused',
   // Hidden tools: before a model request, the tools not offered to the session's model (denied outright), when that list changed.
   'tools-hidden',
+  // A sandboxed command's connection, judged by the policy's rules with domains or urls (or let through by a person's earlier answer).
+  'connection',
 ];
 
 export interface AuditEntry {
@@ -81,6 +83,9 @@ export interface AuditEntry {
   review?: 'result';
   /** Result review: 'sha256:' + hex of the result reviewed (the result itself is never logged). */
   resultDigest?: string;
+  /** A sandboxed command's connection (a `connection` line, or the `callback-opened` of its ask): the host and port it reached for. */
+  host?: string;
+  port?: number;
 }
 
 export interface AuditSink {

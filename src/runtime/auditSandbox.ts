@@ -5,12 +5,13 @@ import { z } from 'zod';
 import type { CommandSandboxReport } from './sandboxNote.js';
 
 /** On `decision` and `callback-opened` lines of `builtin.run_command` (on an ask: how it runs if a person allows it). */
-export type AuditSandbox = Pick<CommandSandboxReport, 'sandboxed' | 'network' | 'protectedWritable'>;
+export type AuditSandbox = Pick<CommandSandboxReport, 'sandboxed' | 'network' | 'hostsJudged' | 'protectedWritable'>;
 
 /** Older lines have no such field; newer readers accept any extra keys in it. */
 export const AuditSandboxSchema = z.looseObject({
   sandboxed: z.boolean(),
   network: z.boolean(),
+  hostsJudged: z.boolean().optional(),
   protectedWritable: z.boolean().optional(),
 });
 

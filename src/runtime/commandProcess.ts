@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { errnoCode } from './fileSystem.js';
+import { withoutCredentials } from './sandboxEnvironment.js';
 
 /** After SIGTERM, how long the process group gets to exit before SIGKILL. */
 const KILL_GRACE_MS = 2000;
@@ -92,6 +93,13 @@ export interface SandboxLaunch {
   args: readonly string[];
   /** A seccomp filter (struct sock_filter bytes) for bwrap to load (`--seccomp`), given on a pipe. */
   seccomp?: Buffer;
+  /**
+   * The credential variables passed in by name (the decision's `sandbox.env`): every other one
+   * is withheld from bwrap and the command (sandboxEnvironment.ts), whatever this says.
+   */
+  passEnv?: readonly string[];
+  /** A program (and its arguments) the shell runs under inside the sandbox: the network bridge (sandboxNetwork.ts). */
+  wrapper?: readonly string[];
 }
 
 /** What to run, where, and within which limits. */
@@ -284,11 +292,12 @@ export async function runCommandProcess(options: CommandProcessOptions): Promise
   // it reads the seccomp filter from fd 4 to its end and closes it before the command starts.
   const seccomp = launch?.seccomp;
   const args = launch
-    ? [...launch.args, '--json-status-fd', '3', ...(seccomp ? ['--seccomp', '4'] : []), '--', shell.path, ...shell.args, command]
+    ? [...launch.args, '--json-status-fd', '3', ...(seccomp ? ['--seccomp', '4'] : []), '--', ...(launch.wrapper ?? []), shell.path, ...shell.args, command]
     : [...shell.args, command];
   const child = spawn(program, args, {
     cwd,
-    env: commandEnvironment(),
+    // bwrap gets the scrubbed environment itself: what it was started with stays readable in /proc.
+    env: launch ? withoutCredentials(commandEnvironment(), launch.passEnv) : commandEnvironment(),
     detached: true, // its own process group, so the whole group can be killed
     stdio: launch ? ['ignore', 'pipe', 'pipe', 'pipe', ...(seccomp ? (['pipe'] as const) : [])] : ['ignore', 'pipe', 'pipe'],
   });

@@ -164,6 +164,9 @@ const SearchFilesInput = z.strictObject({
   maxResults: limitNumber.optional().describe(`Most matches to return. Default ${DEFAULT_MAX_RESULTS}.`),
 });
 
+/** The read tools' ids: a policy `deny` on paths for them (or for any tool) hides those paths from sandboxed commands too (sandboxDeniedPaths.ts). */
+export const READ_TOOL_IDS: readonly string[] = ['builtin.read_file', 'builtin.list_files', 'builtin.search_files'];
+
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
 // ---------------------------------------------------------------------------------------------

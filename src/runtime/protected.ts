@@ -3,32 +3,60 @@
 // and can never be allowed for the session. Nothing an agent does may approve the agent.
 // Imports the policy engine and session options' types only.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { commandOf, effectiveHints, type ToolDescriptor } from '../policy/call.js';
 import { CONVENTIONAL_PATH_FIELDS, realpathOfExistingPrefix } from '../policy/paths.js';
 import { splitCommand } from '../policy/shellSplit.js';
+import { homeStartupPaths, WORKSPACE_PERSISTENCE_FILES } from './persistenceFiles.js';
 import type { ToolHook } from './sessionOptions.js';
 
 /**
- * Default protected files: the policy and agents files, the VS Code files that could widen what
- * agents may do, and what would run code outside the policy when a person next works (git hooks
- * and configuration, other agents' settings and hooks). An entry ending in `/` is a folder; any
- * protected path protects everything under it.
+ * The files that say what agents may do: the policy and agents files, the VS Code files that
+ * could widen it, other agents' settings and hooks. An entry ending in `/` is a folder; any
+ * protected path protects everything under it. Workspace-relative.
  */
-export const DEFAULT_PROTECTED_FILES = [
+export const AGENT_CONTROL_FILES: readonly string[] = [
   '.agentpolicy.jsonc', '.agents.jsonc', '.vscode/settings.json', '.vscode/mcp.json',
   '.git/hooks/', '.git/config',
   '.claude/settings.json', '.claude/settings.local.json', '.gemini/settings.json', '.codex/',
   '.github/hooks/', '.cursor/hooks.json',
 ];
 
+/**
+ * Default protected files, workspace-relative: the agent control files and the persistence files
+ * (persistenceFiles.ts: what runs code later). Some of the first lie in folders of the second
+ * (`.vscode/settings.json` in `.vscode/`): kept, so each list says all it means on its own.
+ */
+export const DEFAULT_PROTECTED_FILES: readonly string[] = [...new Set([...AGENT_CONTROL_FILES, ...WORKSPACE_PERSISTENCE_FILES])];
+
+/**
+ * A session's protected paths, absolute: the defaults in `workspaceFolder`, the home folder's
+ * shell start-up files, and `configured` (the policy files, the policy's `persistenceFiles`;
+ * relative ones against the workspace). A folder keeps its trailing `/`.
+ */
+export function protectedPathsOf(workspaceFolder: string, configured: readonly string[] = [], home: string = os.homedir()): string[] {
+  const resolve = (f: string): string => path.resolve(workspaceFolder, f) + (f.endsWith('/') && f.length > 1 ? '/' : '');
+  return [...DEFAULT_PROTECTED_FILES.map(resolve), ...homeStartupPaths(home), ...configured.map(resolve)];
+}
+
 export const PROTECTED_FILES_HOOK = 'protected-files';
 
 const ONCE = 'only a person can allow this, once';
 
-export function protectedFilesHook(files: readonly string[]): ToolHook {
-  return { name: PROTECTED_FILES_HOOK, check: protectedFilesCheck(files) };
+/** `files` may change while the session runs (the policy's `persistenceFiles`): a function is asked at each call. */
+export function protectedFilesHook(files: readonly string[] | (() => readonly string[])): ToolHook {
+  if (typeof files !== 'function') return { name: PROTECTED_FILES_HOOK, check: protectedFilesCheck(files) };
+  let last: { files: readonly string[]; check: ReturnType<typeof protectedFilesCheck> } | undefined;
+  return {
+    name: PROTECTED_FILES_HOOK,
+    check: (call) => {
+      const now = files();
+      if (last?.files !== now) last = { files: now, check: protectedFilesCheck(now) };
+      return last.check(call);
+    },
+  };
 }
 
 /**

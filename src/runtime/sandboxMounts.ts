@@ -4,11 +4,14 @@
 // folders that hold one (`.vscode` for `.vscode/settings.json`). A bind is a mount point, which
 // no spelling gets past: writes fail (EROFS), and rename, unlink and replacing fail (EBUSY), so
 // `mv`, `rm -rf`, `sed -i`, `..` detours and links made inside the sandbox all end at the mount.
-// What cannot be bound, because it does not exist yet, is recorded for sandboxCleanup.ts.
+// What cannot be bound, because it does not exist yet, is recorded for sandboxCleanup.ts. Last,
+// what the command may not read is hidden (sandboxReads.ts).
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { realpathOfExistingPrefix } from '../policy/paths.js';
 import { isolationArgs } from './sandboxProbe.js';
+import { hiddenPaths, hideArgs, type HiddenPath } from './sandboxReads.js';
 
 /**
  * Folders that hold protected paths but that ordinary tools must write into: git writes its
@@ -51,6 +54,8 @@ export interface SandboxPlan {
   args: string[];
   /** Read-only (`ro`) and pinned (`pin`) binds inside the workspace, outermost first. */
   binds: Array<{ path: string; kind: 'ro' | 'pin' }>;
+  /** What the command cannot read (sandboxReads.ts): the home folder's credential stores and `unreadable`, those that exist. */
+  hidden: HiddenPath[];
   watch: ProtectedWatch;
 }
 
@@ -66,6 +71,10 @@ export interface SandboxPlanOptions {
   protectedWritable: boolean;
   /** Whether bwrap makes a user namespace (see sandboxProbe.ts). */
   userNamespace: boolean;
+  /** Paths to make unreadable besides the home folder's credential stores (absolute; the policy's denied paths, sandboxDeniedPaths.ts). */
+  unreadable?: readonly string[];
+  /** The home folder whose credential stores are hidden (default os.homedir()). */
+  home?: string;
 }
 
 /** Contents kept for a hard-linked protected file at most; a larger one is only reported. */
@@ -156,6 +165,7 @@ export function sandboxPlan(options: SandboxPlanOptions): SandboxPlan {
   }
 
   const binds = orderedBinds(kinds, workspaceReal);
+  const hidden = hiddenPaths(options.home ?? os.homedir(), workspace, options.unreadable ?? []);
   const args = [
     '--ro-bind', '/', '/',
     '--dev', '/dev',
@@ -163,10 +173,12 @@ export function sandboxPlan(options: SandboxPlanOptions): SandboxPlan {
     '--tmpfs', '/tmp',
     '--bind', workspaceReal, workspaceReal,
     ...binds.flatMap((b) => [b.kind === 'ro' ? '--ro-bind' : '--bind', b.path, b.path]),
+    // After every bind that could show them again: bwrap mounts in order.
+    ...hideArgs(hidden),
     ...isolationArgs({ network: options.network, userNamespace: options.userNamespace }),
     '--chdir', options.cwd,
   ];
-  return { args, binds, watch };
+  return { args, binds, hidden, watch };
 }
 
 /**

@@ -6,8 +6,10 @@
 /** How a run_command call ran, as its result, its event and its audit line say. */
 export interface CommandSandboxReport {
   sandboxed: boolean;
-  /** Whether the command could reach the network (always true when not sandboxed). */
+  /** Whether the command could reach every host (always true when not sandboxed). */
   network: boolean;
+  /** Its connections went through the sandbox's proxy, each judged by the policy (or asked). */
+  hostsJudged?: boolean;
   /** Sandboxed with the protected files writable: a person allowed the protected-files hook's ask. */
   protectedWritable?: boolean;
   /** Changes to protected paths undone after the command ended (sandboxCleanup.ts). */
@@ -20,14 +22,19 @@ const FILE_LIMIT = /Read-only file system|\bEROFS\b|Device or resource busy|\bEB
 
 // No network namespace to the world: no route, no name server, nothing listening on the editor's loopback.
 const NETWORK_LIMIT =
-  /Network is unreachable|\bENETUNREACH\b|Could not resolve host|Temporary failure in name resolution|getaddrinfo|\bEAI_AGAIN\b|\bENOTFOUND\b|Name or service not known|No address associated with hostname|Connection refused|\bECONNREFUSED\b|Could not connect to server|Failed to connect to/;
+  /from proxy after CONNECT|CONNECT tunnel failed|Proxy CONNECT aborted|403 Forbidden|returned error: 403|Network is unreachable|\bENETUNREACH\b|Could not resolve host|Temporary failure in name resolution|getaddrinfo|\bEAI_AGAIN\b|\bENOTFOUND\b|Name or service not known|No address associated with hostname|Connection refused|\bECONNREFUSED\b|Could not connect to server|Failed to connect to/;
 
 /** The sentence that says what the sandbox allowed this run. */
-export function sandboxLimits(run: { network: boolean; protectedWritable?: boolean }): string {
+export function sandboxLimits(run: { network: boolean; hostsJudged?: boolean; protectedWritable?: boolean }): string {
   const files = run.protectedWritable
     ? 'everything outside the workspace folder (but a private /tmp) is read-only'
     : "the workspace's protected files and everything outside the workspace folder (but a private /tmp) are read-only";
-  return `${files}, and the network is ${run.network ? 'on' : 'off'}`;
+  const network = run.network
+    ? 'the network is on'
+    : run.hostsJudged
+      ? 'the network reaches only the hosts the policy allows (or a person allowed) through the sandbox\'s proxy'
+      : 'the network is off';
+  return `${files}, and ${network}`;
 }
 
 /**
@@ -36,7 +43,7 @@ export function sandboxLimits(run: { network: boolean; protectedWritable?: boole
  */
 export function sandboxLimitNote(
   result: { exitCode: number | null; signal: string | null; stdout: string; stderr: string },
-  run: { network: boolean; protectedWritable?: boolean },
+  run: { network: boolean; hostsJudged?: boolean; protectedWritable?: boolean },
 ): string | undefined {
   if (result.exitCode === 0) return undefined;
   const text = `${result.stderr}\n${result.stdout}`;

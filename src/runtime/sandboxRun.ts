@@ -4,10 +4,12 @@
 // with the protected files writable only when the ask came from the protected-files hook itself.
 // With no policy at all (permission modes only) a command runs sandboxed where the machine can,
 // with the network off unless a person allowed it.
+import * as os from 'node:os';
 import { SANDBOXED_TOOL } from '../policy/judgement.js';
 import type { Policy, PolicyDecision, SandboxRun } from '../policy/policy.js';
 import { PROTECTED_FILES_HOOK } from './protected.js';
 import type { CommandSandboxReport } from './sandboxNote.js';
+import { policyDeniedPaths } from './sandboxDeniedPaths.js';
 import { describeSandbox, sandboxAvailability } from './sandboxProbe.js';
 import type { ToolSandbox } from './tools.js';
 
@@ -30,18 +32,35 @@ export function permissionModeSandbox(toolId: string, decision: PolicyDecision['
 export type AllowedBy = { by: 'policy' } | { by: 'person'; hook?: string };
 
 /** How the call runs once allowed; undefined: not sandboxed (not run_command, the sandbox off or missing, or a decision that names none yet). */
-export function runSandbox(decision: PolicyDecision, toolId: string, allowed: AllowedBy, protectedFiles: readonly string[]): Omit<ToolSandbox, 'onUndone'> | undefined {
+export function runSandbox(
+  decision: PolicyDecision, toolId: string, allowed: AllowedBy, protectedFiles: readonly string[],
+  /** The paths the policy's deny rules hide (sandboxDeniedPaths.ts), worked out when the command starts. */
+  unreadable?: () => readonly string[],
+): Omit<ToolSandbox, 'onUndone'> | undefined {
   const planned = decision.sandbox;
   if (toolId !== SANDBOXED_TOOL || !planned?.sandboxed) return undefined;
-  if (allowed.by === 'policy') return { network: planned.network, protectedWritable: false, protectedFiles };
-  // A person saw this exact command: it may reach the network; the protected files only when that was the question.
-  return { network: true, protectedWritable: allowed.hook === PROTECTED_FILES_HOOK, protectedFiles };
+  // Credential variables only as the deciding rules pass them, whoever allowed the call; the same reads hidden.
+  const more = { ...(planned.env ? { env: planned.env } : {}), ...(unreadable ? { unreadable } : {}) };
+  // Each connection is judged unless every host is allowed or a rule said "network": false.
+  const judged = !planned.network && planned.offline !== true ? { judgesHosts: true as const } : {};
+  if (allowed.by === 'policy') return { network: planned.network, ...judged, protectedWritable: false, protectedFiles, ...more };
+  // A person saw this exact command, not the hosts it will reach: its connections are still judged;
+  // the protected files are writable only when that was the question.
+  return { network: planned.network, ...judged, protectedWritable: allowed.hook === PROTECTED_FILES_HOOK, protectedFiles, ...more };
+}
+
+/** The paths a session's policy hides from its sandboxed commands, as a function runSandbox takes (asked when a command starts: files come and go). */
+export function deniedPathsOf(policy: () => Policy | undefined, workspaceFolder: string, home?: string): () => readonly string[] {
+  return () => policyDeniedPaths(policy(), workspaceFolder, home ?? os.homedir()).paths;
 }
 
 /** The report of how a call ran (or would run once allowed), for events, approvals and the audit. */
 export function sandboxReportOf(run: Omit<ToolSandbox, 'onUndone'> | undefined): CommandSandboxReport {
   if (!run) return { sandboxed: false, network: true };
-  return { sandboxed: true, network: run.network, ...(run.protectedWritable ? { protectedWritable: true } : {}) };
+  return {
+    sandboxed: true, network: run.network, ...(run.judgesHosts ? { hostsJudged: true } : {}),
+    ...(run.protectedWritable ? { protectedWritable: true } : {}),
+  };
 }
 
 /** The line a session that can run commands starts its transcript with: whether commands run sandboxed here, and why not. */

@@ -14,7 +14,7 @@ import { drive } from './drivers.js';
 import type { RuntimeEvent } from './events.js';
 import { ModelLoop } from './modelLoop.js';
 import { noBashHook } from './noBashHook.js';
-import { DEFAULT_PROTECTED_FILES, protectedFilesHook } from './protected.js';
+import { protectedFilesHook, protectedPathsOf } from './protected.js';
 import { sessionSandboxLine } from './sandboxRun.js';
 import { definitionOf, type SessionDefinition } from './sessionDefinition.js';
 import type { RootAgentDefinition, StartSessionOptions } from './sessionOptions.js';
@@ -251,9 +251,11 @@ export async function startSession(agent: RootAgentDefinition, options: StartSes
   // using the runtime need not know to. Where it cannot load, a command's decision says why.
   await initShellParser().catch(() => undefined);
   const workspaceFolder = path.resolve(options.workspaceFolder ?? process.cwd());
-  const protectedFiles = [...DEFAULT_PROTECTED_FILES, ...(options.protectedFiles ?? [])].map((f) => path.resolve(workspaceFolder, f));
-  const hooks = [protectedFilesHook(protectedFiles), noBashHook(), ...(options.hooks ?? [])];
-  const tree = new Tree(options, options.policy ?? agent.permissionPolicy, agent.permissionMode, workspaceFolder, hooks, protectedFiles);
+  const protectedFiles = protectedPathsOf(workspaceFolder, options.protectedFiles ?? []);
+  // The policy may add persistence files, and may change while the session runs: the tree knows the list in force.
+  let tree: Tree | undefined;
+  const hooks = [protectedFilesHook(() => tree?.protectedPaths() ?? protectedFiles), noBashHook(), ...(options.hooks ?? [])];
+  tree = new Tree(options, options.policy ?? agent.permissionPolicy, agent.permissionMode, workspaceFolder, hooks, protectedFiles);
   const session = new Session(tree, definitionOf(agent, agent), undefined, agent);
   tree.audit({ event: 'session-started', session: session.id, agent: agent.name });
   if (agent.builtins.commands || agent.subagents.some((s) => s.builtins.commands)) {

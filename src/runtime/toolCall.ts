@@ -8,7 +8,7 @@
 import type { ToolCall } from '../policy/call.js';
 import { canonicalJson, InputTooDeepError } from '../policy/compile.js';
 import { permissionModeDecision } from '../policy/lint.js';
-import type { PolicyDecision } from '../policy/policy.js';
+import type { Policy, PolicyDecision } from '../policy/policy.js';
 import { OpenApproval, type ApprovalRequest } from './answers.js';
 import { auditParts, inputDigest, summarizeInput, truncate, type AuditEntry } from './audit.js';
 import { openCallback } from './callbacks.js';
@@ -19,7 +19,8 @@ import { offeredTools } from './offeredTools.js';
 import { PROTECTED_FILES_HOOK } from './protected.js';
 import { reviewResult } from './resultReview.js';
 import { beginApprovedProtectedChange } from './sandboxCleanup.js';
-import { permissionModeSandbox, runSandbox, sandboxForDecision, sandboxReportOf, SANDBOXED_TOOL, type AllowedBy } from './sandboxRun.js';
+import { commandConnections, type CommandConnections } from './connectionAsks.js';
+import { deniedPathsOf, permissionModeSandbox, runSandbox, sandboxForDecision, sandboxReportOf, SANDBOXED_TOOL, type AllowedBy } from './sandboxRun.js';
 import { longestGrant, grantAuditFields, grantedUntil, type GrantCall, type SessionGrants } from './sessionGrants.js';
 import { ensureSignedIn } from './signIn.js';
 import { newId, type SessionScope, type Tree } from './tree.js';
@@ -32,12 +33,22 @@ type ToolCallEvent = Omit<Extract<RuntimeEvent, { type: 'tool-call' }>, 'type' |
 type RunSandbox = Omit<ToolSandbox, 'onUndone'>;
 type AuditBase = Omit<AuditEntry, 'time' | 'event'>;
 
+/** The policy in force now (a source may be a getter: the editor reloads it), or undefined. */
+function currentPolicy(tree: Tree): Policy | undefined {
+  const source = tree.policySource;
+  return typeof source === 'function' ? source() : source;
+}
+
+/** Workspace trust now. */
+function trustedNow(tree: Tree): boolean {
+  const trust = tree.options.trusted;
+  return typeof trust === 'function' ? trust() : (trust ?? true);
+}
+
 /** The policy's decision on a call, or the permission mode's when the tree has no policy. */
 export function decide(tree: Tree, call: ToolCall): PolicyDecision {
-  const source = tree.policySource;
-  const policy = typeof source === 'function' ? source() : source;
-  const trust = tree.options.trusted;
-  const trusted = typeof trust === 'function' ? trust() : (trust ?? true);
+  const policy = currentPolicy(tree);
+  const trusted = trustedNow(tree);
   const fallback = permissionModeDecision(tree.permissionMode);
   if (!policy) {
     const sandbox = permissionModeSandbox(call.tool.id, fallback);
@@ -149,7 +160,7 @@ export class ToolCalls {
   }
 
   private runSandbox(decision: PolicyDecision, tool: RuntimeTool, allowed: AllowedBy): RunSandbox | undefined {
-    return runSandbox(decision, tool.id, allowed, this.tree.protectedFiles);
+    return runSandbox(decision, tool.id, allowed, this.tree.protectedPaths(), deniedPathsOf(() => currentPolicy(this.tree), this.tree.workspaceFolder));
   }
 
   /** How a run_command call runs (or would run, once a person allows it), for its event and audit line; nothing for other tools. */
@@ -233,6 +244,12 @@ export class ToolCalls {
     // Made at the first request for input: most calls make none.
     let elicitations: CallElicitations | undefined;
     let ended = false;
+    // A sandboxed command whose connections are each judged: the proxy's judge, and the questions it opens.
+    const connections = run?.judgesHosts ? this.connections(turn, tool, input) : undefined;
+    const sandbox = run ? {
+      ...run, onUndone: (undone: readonly string[], left: readonly string[]) => this.undone(turn, tool, auditBase, undone, left),
+      ...(connections ? { connections: { judge: connections.judge, namedHosts: currentPolicy(this.tree)?.namedHosts() ?? [] } } : {}),
+    } : undefined;
     try {
       const result = await this.tree.track(async () => {
         try {
@@ -240,12 +257,13 @@ export class ToolCalls {
             sessionId: this.session.id, turnId: turn.id, agent: this.session.agentName, workspaceFolder: this.tree.workspaceFolder, signal: turn.abort.signal,
             elicit: (request, options) => elicit(this.tree, this.session, turn, tool, request, (elicitations ??= { ids: new Set(), pending: new Set(), closed: ended }), options?.signal),
             ...(this.subagents ? { subagents: this.subagents } : {}),
-            ...(run ? { sandbox: { ...run, onUndone: (undone, left) => this.undone(turn, tool, auditBase, undone, left) } } : {}),
+            ...(sandbox ? { sandbox } : {}),
           });
         } finally {
           // A request for input cannot outlive the call that made it: nothing would receive the answer.
           ended = true;
           if (elicitations) await closeElicitations(this.tree, elicitations, 'the tool call ended');
+          if (connections) await connections.close('the command ended');
         }
       });
       content = typeof result === 'string' ? result : (JSON.stringify(result) ?? 'null');
@@ -260,6 +278,16 @@ export class ToolCalls {
       content = reviewed.content;
     }
     return this.finishCall(turn, tool, call, ok, content);
+  }
+
+  /** The judge of a sandboxed command's connections (connectionAsks.ts). */
+  private connections(turn: TurnCore, tool: RuntimeTool, input: unknown): CommandConnections {
+    const command = typeof (input as { command?: unknown }).command === 'string' ? (input as { command: string }).command : '';
+    return commandConnections({
+      tree: this.tree, session: this.session, turn, tool, command,
+      policy: () => currentPolicy(this.tree),
+      trusted: () => trustedNow(this.tree),
+    });
   }
 
   /** A sandboxed command changed protected paths that could not be bound: what was undone goes to the audit and the transcript. */

@@ -11,12 +11,12 @@ export function truncated(s: string, max: number): string {
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
 
-/** How a run_command call runs (or, asked, would run): ` [sandboxed, no network]`; nothing for other tools or a denial. */
+/** How a run_command call runs (or, asked, would run): ` [sandboxed, hosts judged]`; nothing for other tools or a denial. */
 function sandboxText(effective: string, sandbox: CommandSandboxReport | undefined): string {
   if (!sandbox || effective === 'deny') return '';
   const how = !sandbox.sandboxed
     ? 'not sandboxed'
-    : `sandboxed, ${sandbox.network ? 'network' : 'no network'}${sandbox.protectedWritable ? ', protected files writable' : ''}`;
+    : `sandboxed, ${sandbox.network ? 'network' : sandbox.hostsJudged ? 'hosts judged' : 'no network'}${sandbox.protectedWritable ? ', protected files writable' : ''}`;
   return effective === 'ask' ? ` [if allowed: ${how}]` : ` [${how}]`;
 }
 

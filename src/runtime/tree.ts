@@ -4,6 +4,7 @@
 // tree to go quiet (drivers.ts returns Blocked then).
 // Imports types only; it knows sessions through `TreeSession`, never through session.ts.
 import { randomUUID } from 'node:crypto';
+import * as path from 'node:path';
 import type { Policy } from '../policy/policy.js';
 import type { OpenCallback } from './answers.js';
 import { auditTime, type AuditEntry } from './audit.js';
@@ -61,6 +62,22 @@ export class Tree implements CallbackHost {
     /** The protected paths, absolute: the protected-files hook asks for them, the sandbox binds them read-only. */
     readonly protectedFiles: readonly string[] = [],
   ) {}
+
+  private protectedFor: { policy: Policy | undefined; paths: readonly string[] } | undefined;
+
+  /**
+   * The protected paths in force: `protectedFiles` and the policy's `persistenceFiles`, read
+   * again when the policy changes (worked out once per policy).
+   */
+  protectedPaths(): readonly string[] {
+    const source = this.policySource;
+    const policy = typeof source === 'function' ? source() : source;
+    if (this.protectedFor !== undefined && this.protectedFor.policy === policy) return this.protectedFor.paths;
+    const added = policy?.persistenceFiles() ?? [];
+    const paths = added.length === 0 ? this.protectedFiles : [...this.protectedFiles, ...added.map((f) => path.resolve(this.workspaceFolder, f))];
+    this.protectedFor = { policy, paths };
+    return paths;
+  }
 
   /** What a person allowed beyond one call, per session of the tree (toolCall.ts grants, the editor lists and revokes). */
   private readonly sessionGrants = new Map<string, SessionGrants>();

@@ -88,9 +88,13 @@ export function sandboxSentence(sandbox: CommandSandboxReport | undefined): stri
   if (!sandbox) return '';
   if (!sandbox.sandboxed) return ` ${l10n.t('If allowed, it runs NOT sandboxed.')}`;
   if (sandbox.protectedWritable) {
-    return ` ${sandbox.network ? l10n.t('If allowed, it runs sandboxed, with network, protected files writable.') : l10n.t('If allowed, it runs sandboxed, without network, protected files writable.')}`;
+    return ` ${sandbox.network ? l10n.t('If allowed, it runs sandboxed, with network, protected files writable.')
+      : sandbox.hostsJudged ? l10n.t('If allowed, it runs sandboxed, each host it reaches judged by the policy, protected files writable.')
+      : l10n.t('If allowed, it runs sandboxed, without network, protected files writable.')}`;
   }
-  return ` ${sandbox.network ? l10n.t('If allowed, it runs sandboxed, with network.') : l10n.t('If allowed, it runs sandboxed, without network.')}`;
+  return ` ${sandbox.network ? l10n.t('If allowed, it runs sandboxed, with network.')
+    : sandbox.hostsJudged ? l10n.t('If allowed, it runs sandboxed, each host it reaches judged by the policy.')
+    : l10n.t('If allowed, it runs sandboxed, without network.')}`;
 }
 
 /**
@@ -100,11 +104,12 @@ export function sandboxSentence(sandbox: CommandSandboxReport | undefined): stri
 export function explainSandbox(toolId: string, decision: PolicyDecision): string | undefined {
   if (toolId !== SANDBOXED_TOOL || decision.decision === 'deny') return undefined;
   const s = decision.sandbox;
-  // A command a person allowed runs sandboxed (where the decision says so) with the network on.
+  // A command a person allowed runs as the policy's allow would: its connections still judged per host.
   const asked = decision.decision === 'ask';
   const how = !s
     ? l10n.t('not sandboxed (the decision names no sandbox)')
-    : !s.sandboxed ? l10n.t('NOT sandboxed') : s.network || asked ? l10n.t('sandboxed, with network') : l10n.t('sandboxed, without network');
+    : !s.sandboxed ? l10n.t('NOT sandboxed') : s.network ? l10n.t('sandboxed, with network') : s.offline ? l10n.t('sandboxed, without network')
+    : l10n.t('sandboxed, each host it reaches judged by the policy');
   // describeSandbox() is the runtime's (English, also the CLI's): passed through.
   return asked ? l10n.t('Sandbox: if a person allows it, it runs {0}. {1}', how, describeSandbox()) : l10n.t('Sandbox: it runs {0}. {1}', how, describeSandbox());
 }

@@ -180,13 +180,15 @@ describe('network rules: curl and wget in commands', () => {
     assert.equal(d.parts, undefined);
   });
 
-  it('the sandbox: a domains allow turns the network on; another part allowed without network turns it off', () => {
-    assert.deepEqual(decide(CURL, run('curl https://api.github.com/x')).sandbox, { sandboxed: true, network: true });
+  it('the sandbox: a domains allow no longer turns the whole network on (each connection is judged); "network": false turns it off, true opens it', () => {
+    assert.deepEqual(decide(CURL, run('curl https://api.github.com/x')).sandbox, { sandboxed: true, network: false });
     assert.deepEqual(decide(CURL, run('curl https://api.github.com/x | ls -l')).sandbox, { sandboxed: true, network: false });
     const off = { rules: [{ tools: ['builtin.run_command'], domains: ['*.github.com'], decision: 'allow', sandbox: { network: false } }] };
-    assert.deepEqual(decide(off, run('curl https://api.github.com/x')).sandbox, { sandboxed: true, network: false });
+    assert.deepEqual(decide(off, run('curl https://api.github.com/x')).sandbox, { sandboxed: true, network: false, offline: true });
+    const open = { rules: [{ tools: ['builtin.run_command'], domains: ['*.github.com'], decision: 'allow', sandbox: { network: true } }] };
+    assert.deepEqual(decide(open, run('curl https://api.github.com/x')).sandbox, { sandboxed: true, network: true });
     const required = { rules: [{ tools: ['builtin.run_command'], domains: ['*.github.com'], decision: 'allow', sandbox: true }] };
-    assert.deepEqual(decide(required, run('curl https://api.github.com/x')).sandbox, { sandboxed: true, network: true });
+    assert.deepEqual(decide(required, run('curl https://api.github.com/x')).sandbox, { sandboxed: true, network: false });
     assert.equal(decide(required, run('curl https://api.github.com/x'), { sandbox: false }).decision, 'ask');
   });
 });

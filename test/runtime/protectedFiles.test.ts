@@ -56,8 +56,10 @@ describe('protected-files hook, fully', () => {
     });
   }
 
-  it('a file beside a protected folder is not asked (.github/workflows, .git/HEAD written by write_file)', () => {
-    assert.equal(asks('write_file', { path: '.github/workflows/ci.yml', content: 'x' }), undefined);
+  it('a file beside a protected folder is not asked (.github/ISSUE_TEMPLATE beside .github/hooks and .github/workflows)', () => {
+    assert.equal(asks('write_file', { path: '.github/ISSUE_TEMPLATE/bug.md', content: 'x' }), undefined);
+    // A persistence folder (persistenceFiles.ts) is asked, though.
+    assert.ok(asks('write_file', { path: '.github/workflows/ci.yml', content: 'x' }));
     assert.equal(asks('write_file', { path: 'src/index.ts', content: 'x' }), undefined);
   });
 

@@ -143,7 +143,11 @@ describe('builtin.run_command in the sandbox (real bubblewrap)', function () {
     assert.deepEqual(rel, ['ro .agentpolicy.jsonc', 'ro .agents.jsonc', 'pin .git', 'ro .vscode', 'ro .git/config', 'ro .git/hooks']);
     assert.ok(plan.args.includes('--unshare-net') && plan.args.includes('--cap-drop') && plan.args.includes('--new-session'));
     const missing = plan.watch.missing.map((m) => path.relative(ws, m.file));
-    assert.deepEqual(missing.sort(), ['.claude/settings.json', '.claude/settings.local.json', '.codex', '.cursor/hooks.json', '.gemini/settings.json', '.github/hooks'].sort());
+    assert.deepEqual(missing.sort(), [
+      '.claude/settings.json', '.claude/settings.local.json', '.codex', '.cursor/hooks.json', '.gemini/settings.json', '.github/hooks',
+      // The persistence files (persistenceFiles.ts) that this workspace lacks.
+      '.gitmodules', '.idea', '.devcontainer', '.envrc', '.husky', '.github/workflows', '.claude', '.gemini', '.cursor', '.mcp.json',
+    ].sort());
     const writable = sandboxPlan({ workspaceFolder: ws, cwd: ws, network: true, protectedFiles: protectedFiles(), protectedWritable: true, userNamespace: true });
     assert.deepEqual(writable.binds, []);
     assert.ok(!writable.args.includes('--unshare-net'));
@@ -325,15 +329,17 @@ describe('builtin.run_command in the sandbox (real bubblewrap)', function () {
 
   it('removes protected paths the command created (they could not be bound), and says so', async () => {
     fs.rmSync(path.join(ws, '.agents.jsonc'));
-    const { result, undone } = await run('echo "{}" > .agents.jsonc && mkdir -p .claude .codex && echo x > .claude/settings.json && echo y > .codex/config.toml && echo z > .claude/notes.md');
+    const { result, undone } = await run('echo "{}" > .agents.jsonc && mkdir -p .claude .codex docs && echo x > .claude/settings.json && echo y > .codex/config.toml && echo z > docs/notes.md');
     assert.equal(result.exitCode, 0, result.stderr);
     assert.ok(!fs.existsSync(path.join(ws, '.agents.jsonc')));
     assert.ok(!fs.existsSync(path.join(ws, '.claude', 'settings.json')));
+    assert.ok(!fs.existsSync(path.join(ws, '.claude')), '.claude/ is a persistence folder: all of it');
     assert.ok(!fs.existsSync(path.join(ws, '.codex')));
-    assert.equal(fs.readFileSync(path.join(ws, '.claude', 'notes.md'), 'utf8'), 'z\n', 'what is not protected stays');
+    assert.equal(fs.readFileSync(path.join(ws, 'docs', 'notes.md'), 'utf8'), 'z\n', 'what is not protected stays');
     assert.deepEqual(undone.sort(), [
       'the command created the protected file .agents.jsonc: removed it',
       'the command created the protected file .claude/settings.json: removed it',
+      'the command created the protected folder .claude: removed it',
       'the command created the protected folder .codex: removed it',
     ]);
     assert.deepEqual(result.sandbox.undone?.slice().sort(), undone);

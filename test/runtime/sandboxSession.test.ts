@@ -98,25 +98,25 @@ describe('the sandbox through sessions (real bubblewrap)', function () {
 
   const tcp = (): string => `exec 3<>/dev/tcp/127.0.0.1/${port} && tail -1 <&3`;
 
-  it('no policy, permission mode auto: sandboxed, network off; the start, the event, the transcript and the audit say so', async () => {
+  it('no policy, permission mode auto: sandboxed, each host judged (none reached); the start, the event, the transcript and the audit say so', async () => {
     const audit = new MemoryAuditLog();
     const session = await start(agent([`${SNEAKY_WRITE}; ${tcp()}`]), { audit });
     completed(await session.run('go'));
     assert.equal(fs.readFileSync(path.join(ws, '.agentpolicy.jsonc'), 'utf8'), '{ "version": 1, "rules": [] }\n');
     const [result] = results(session);
-    assert.deepEqual(result!.sandbox, { sandboxed: true, network: false });
+    assert.deepEqual(result!.sandbox, { sandboxed: true, network: false, hostsJudged: true });
     assert.match(result!.stderr, /Read-only file system/);
-    assert.match(result!.stderr, /\[sandbox: this command ran in the sandbox: .* the network is off/);
+    assert.match(result!.stderr, /\[sandbox: this command ran in the sandbox: .* the network reaches only the hosts the policy allows/);
     const first = events(session).find((e) => e.type === 'sandbox');
     assert.ok(first && first.type === 'sandbox' && first.available);
     const lines = transcript(session);
     assert.match(lines[0]!, /^sandbox: Commands run sandboxed here \(bubblewrap/);
-    assert.ok(lines.some((l) => /builtin\.run_command .* -> allow \(default\) \[sandboxed, no network\]$/.test(l)), lines.join('\n'));
+    assert.ok(lines.some((l) => /builtin\.run_command .* -> allow \(default\) \[sandboxed, hosts judged\]$/.test(l)), lines.join('\n'));
     const decision = audit.entries.find((e) => e.event === 'decision' && e.tool === 'builtin.run_command');
-    assert.deepEqual(decision?.sandbox, { sandboxed: true, network: false });
+    assert.deepEqual(decision?.sandbox, { sandboxed: true, network: false, hostsJudged: true });
   });
 
-  it('a command a person allowed runs sandboxed with the network on; the protected files stay read-only', async () => {
+  it('a command a person allowed runs sandboxed, its connections still judged (loopback never reached); the protected files stay read-only', async () => {
     const seen: OpenApproval[] = [];
     const session = await start(agent([`${SNEAKY_WRITE}; ${tcp()}`], { permissionMode: 'ask' }), {
       onApproval: (ctx) => {
@@ -125,14 +125,14 @@ describe('the sandbox through sessions (real bubblewrap)', function () {
       },
     });
     completed(await session.run('go'));
-    assert.deepEqual(seen[0]!.request.sandbox, { sandboxed: true, network: true });
+    assert.deepEqual(seen[0]!.request.sandbox, { sandboxed: true, network: false, hostsJudged: true });
     const hosted = { pathOf: () => [{ agent: 'main' }] } as unknown as HostedSession;
-    assert.match(askMessage(hosted, seen[0]!), /If allowed, it runs sandboxed, with network\.$/);
+    assert.match(askMessage(hosted, seen[0]!), /If allowed, it runs sandboxed, each host it reaches judged by the policy\.$/);
     const [result] = results(session);
-    assert.equal(result!.stdout, 'hello\n', result!.stderr);
-    assert.deepEqual(result!.sandbox, { sandboxed: true, network: true });
+    assert.equal(result!.stdout, '', result!.stderr);
+    assert.deepEqual(result!.sandbox, { sandboxed: true, network: false, hostsJudged: true });
     assert.equal(fs.readFileSync(path.join(ws, '.agentpolicy.jsonc'), 'utf8'), '{ "version": 1, "rules": [] }\n');
-    assert.ok(transcript(session).some((l) => l.endsWith('-> ask (default) [if allowed: sandboxed, network]')), transcript(session).join('\n'));
+    assert.ok(transcript(session).some((l) => l.endsWith('-> ask (default) [if allowed: sandboxed, hosts judged]')), transcript(session).join('\n'));
   });
 
   it("the protected-files hook's ask, allowed by a person: that run may change the protected files", async () => {
@@ -147,10 +147,10 @@ describe('the sandbox through sessions (real bubblewrap)', function () {
     });
     completed(await session.run('go'));
     assert.equal(request?.hook, 'protected-files');
-    assert.deepEqual(request?.sandbox, { sandboxed: true, network: true, protectedWritable: true });
+    assert.deepEqual(request?.sandbox, { sandboxed: true, network: false, hostsJudged: true, protectedWritable: true });
     assert.equal(fs.readFileSync(path.join(ws, '.agentpolicy.jsonc'), 'utf8'), '{ "version": 1 }\n');
     const opened = audit.entries.find((e) => e.event === 'callback-opened');
-    assert.deepEqual(opened?.sandbox, { sandboxed: true, network: true, protectedWritable: true });
+    assert.deepEqual(opened?.sandbox, { sandboxed: true, network: false, hostsJudged: true, protectedWritable: true });
   });
 
   it('a protected file a command created is removed; the result, the transcript and the audit say so', async () => {
@@ -192,7 +192,7 @@ describe('the sandbox through sessions (real bubblewrap)', function () {
       }
     });
 
-    it('an allow rule: sandboxed, no network; with "sandbox": { "network": true }: network', async () => {
+    it('an allow rule: sandboxed, each host judged; with "sandbox": { "network": true }: every host', async () => {
       const p = policy(`{ "version": 1, "rules": [
         { "id": "net", "decision": "allow", "tools": ["builtin.run_command"], "commands": ["curl *"], "sandbox": { "network": true } },
         { "id": "cmds", "decision": "allow", "tools": ["builtin.run_command"] }
@@ -200,7 +200,7 @@ describe('the sandbox through sessions (real bubblewrap)', function () {
       const session = await start(agent([SNEAKY_WRITE, `curl -sS --max-time 5 http://127.0.0.1:${port}/`], { policy: p }));
       completed(await session.run('go'));
       const [write, connect] = results(session);
-      assert.deepEqual(write!.sandbox, { sandboxed: true, network: false });
+      assert.deepEqual(write!.sandbox, { sandboxed: true, network: false, hostsJudged: true });
       assert.match(write!.stderr, /Read-only file system/);
       assert.deepEqual(connect!.sandbox, { sandboxed: true, network: true });
       assert.equal(connect!.stdout, 'hello\n', connect!.stderr);
@@ -221,7 +221,7 @@ describe('the sandbox through sessions (real bubblewrap)', function () {
     it('the Explain view says how the command runs and whether this machine sandboxes', () => {
       const p = policy('{ "version": 1, "rules": [{ "decision": "allow", "tools": ["builtin.run_command"], "sandbox": true }] }');
       const d = p.decide({ tool: { id: 'builtin.run_command', kind: 'builtin' }, input: { command: 'npm test' }, agent: 'main' }, { workspaceFolder: ws, sandbox: true });
-      assert.match(explainSandbox('builtin.run_command', d) ?? '', /^Sandbox: it runs sandboxed, without network\. Commands run sandboxed here/);
+      assert.match(explainSandbox('builtin.run_command', d) ?? '', /^Sandbox: it runs sandboxed, each host it reaches judged by the policy\. Commands run sandboxed here/);
       assert.equal(explainSandbox('builtin.read_file', d), undefined);
     });
   });
