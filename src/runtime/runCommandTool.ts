@@ -1,14 +1,11 @@
 // The builtin run_command tool: confines its cwd to the workspace folder, then hands the command
 // to the process runner (commandProcess.ts), inside the sandbox when the call's context says so
-// (sandboxMounts.ts → the run → sandboxCleanup.ts; docs/sandbox.md).
+// (sandboxLaunch.ts → the run → sandboxCleanup.ts; docs/sandbox.md, docs/network.md).
 import { z } from 'zod';
-import { bridgeLaunch, bridgeMissing, bridgeTools, startCommandProxy, type CommandProxy } from './sandboxNetwork.js';
-import { CommandStartError, commandShell, findBash, locateProgram, runCommandProcess, type CommandProcessResult, type CommandShell, type SandboxLaunch } from './commandProcess.js';
+import { CommandStartError, commandShell, findBash, runCommandProcess, type CommandProcessResult, type CommandShell } from './commandProcess.js';
 import { approvedChangeMark, undoProtectedChanges, type CleanupReport } from './sandboxCleanup.js';
-import { sandboxPlan, type ProtectedWatch } from './sandboxMounts.js';
+import { prepareSandbox, SandboxUnavailableError, type PreparedSandbox } from './sandboxLaunch.js';
 import { cleanupNote, sandboxLimitNote, type CommandSandboxReport } from './sandboxNote.js';
-import { sandboxAvailability } from './sandboxProbe.js';
-import { unixSocketFilter } from './sandboxSeccomp.js';
 import { withInputSchema } from './toolInputSchema.js';
 import { zodTool, type RuntimeTool, type ToolRunContext } from './tools.js';
 import { confineExisting } from './workspacePaths.js';
@@ -42,36 +39,16 @@ async function runCommand(
   if (!st.isDirectory()) throw new Error(`${tool}: cwd ${JSON.stringify(cwdArg)} is not a directory`);
 
   const sandbox = context.sandbox;
-  let launch: SandboxLaunch | undefined;
-  let watch: ProtectedWatch | undefined;
-  let proxy: CommandProxy | undefined;
-  /** Why this command's connections cannot be judged here (so it has no network), when that is so. */
-  let networkMissing: string | undefined;
+  let prepared: PreparedSandbox | undefined;
   if (sandbox) {
-    const available = sandboxAvailability();
-    // The decision said sandboxed: a machine that cannot is an error here, never a silent fallback.
-    if (!available.available) throw new Error(`${tool}: this command was to run in the sandbox, but ${available.reason}`);
-    const plan = sandboxPlan({
-      workspaceFolder: context.workspaceFolder, cwd: cwd.absolute, network: sandbox.network,
-      protectedFiles: sandbox.protectedFiles, protectedWritable: sandbox.protectedWritable, userNamespace: available.userNamespace,
-      unreadable: sandbox.unreadable?.() ?? [], ...(sandbox.home !== undefined ? { home: sandbox.home } : {}),
-    });
-    const seccomp = !sandbox.network ? unixSocketFilter() : undefined;
-    launch = { bwrap: available.bwrap, args: plan.args, ...(seccomp ? { seccomp } : {}) };
-    watch = plan.watch;
-    if (sandbox.judgesHosts) {
-      // Each connection judged: the command's own proxy, bridged in; the Unix-socket filter then comes from the bridge.
-      const found = bridgeTools(locateProgram);
-      networkMissing = bridgeMissing(found);
-      if (networkMissing === undefined) {
-        // A run with no judge (called outside a session) refuses every connection.
-        const connections = sandbox.connections ?? { judge: async () => ({ allow: false as const, reason: 'no one can judge this connection' }), namedHosts: [] };
-        proxy = await startCommandProxy({ judge: connections.judge, namedHosts: connections.namedHosts });
-        const bridge = bridgeLaunch(proxy.dir, { socat: found.socat!, applySeccomp: found.applySeccomp! }, shell);
-        launch = { bwrap: available.bwrap, args: [...plan.args, ...bridge.args], wrapper: bridge.wrapper };
-      }
+    try {
+      prepared = await prepareSandbox(context.workspaceFolder, cwd.absolute, sandbox, shell);
+    } catch (error) {
+      if (error instanceof SandboxUnavailableError) throw new Error(`${tool}: this command was to run in the sandbox, but ${error.message}`);
+      throw error;
     }
   }
+  const watch = prepared?.watch;
   const mark = approvedChangeMark();
   let result: CommandProcessResult;
   try {
@@ -82,7 +59,7 @@ async function runCommand(
       timeoutMs: input.timeoutMs ?? defaultTimeoutMs,
       maxOutputBytes,
       signal: context.signal,
-      ...(launch ? { sandbox: sandbox?.env ? { ...launch, passEnv: sandbox.env } : launch } : {}),
+      ...(prepared ? { sandbox: prepared.launch } : {}),
     });
   } catch (error) {
     // Whatever bwrap got to run before it failed is checked all the same.
@@ -93,22 +70,22 @@ async function runCommand(
     if (error instanceof CommandStartError) throw new Error(`${tool}: ${error.message}`);
     throw error;
   } finally {
-    await proxy?.close();
+    await prepared?.close();
   }
   // No bash: a person allowed this command (the no-bash hook asks for every one); say how it ran.
   const stderr = shell.isBash ? result.stderr : NO_BASH_STDERR_NOTE + result.stderr;
-  if (!sandbox || !watch) return { ...result, stderr, sandbox: { sandboxed: false, network: true } };
+  if (!sandbox || !prepared || !watch) return { ...result, stderr, sandbox: { sandboxed: false, network: true } };
 
   // The command and every process it started have ended (its pid namespace is gone): undo what the mounts could not stop.
   const cleanup: CleanupReport = undoProtectedChanges(watch, mark.quiet());
   if (cleanup.undone.length > 0 || cleanup.left.length > 0) sandbox.onUndone?.(cleanup.undone, cleanup.left);
   const report: CommandSandboxReport = {
-    sandboxed: true, network: sandbox.network, ...(proxy ? { hostsJudged: true } : {}),
+    sandboxed: true, network: sandbox.network, ...(prepared.hostsJudged ? { hostsJudged: true } : {}),
     ...(sandbox.protectedWritable ? { protectedWritable: true } : {}),
     ...(cleanup.undone.length > 0 || cleanup.left.length > 0 ? { undone: [...cleanup.undone, ...cleanup.left] } : {}),
   };
-  const limit = sandboxLimitNote(result, { ...sandbox, hostsJudged: proxy !== undefined });
-  const missing = limit !== undefined && networkMissing !== undefined ? `[sandbox: ${networkMissing}]` : undefined;
+  const limit = sandboxLimitNote(result, { ...sandbox, hostsJudged: prepared.hostsJudged });
+  const missing = limit !== undefined && prepared.networkMissing !== undefined ? `[sandbox: ${prepared.networkMissing}]` : undefined;
   const notes = [limit, missing, cleanupNote(cleanup.undone, cleanup.left)].filter((n) => n !== undefined);
   const withNotes = notes.length > 0 ? `${stderr}${stderr === '' || stderr.endsWith('\n') ? '' : '\n'}${notes.join('\n')}\n` : stderr;
   return { ...result, stderr: withNotes, sandbox: report };
