@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure what the end-to-end tests and `npm start` need beyond npm is here:
 # Debian's chromium (the browser playwright-core drives), libkrb5-dev (code-server's native
-# build needs gssapi.h) and bubblewrap (the sandbox builtin.run_command runs commands in; see
-# docs/sandbox.md), and code-server itself with a Node 24 of its own, cached in
+# build needs gssapi.h), bubblewrap (the sandbox builtin.run_command runs commands in; see
+# docs/sandbox.md) and socat (its network bridge), and code-server itself with a Node 24 of its own, cached in
 # .cache/code-server (ignored by git; about 3 minutes the first time).
 # Installs what it can; otherwise stops with one line saying exactly what to install.
 set -euo pipefail
@@ -15,6 +15,8 @@ need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 [ -e /usr/include/gssapi/gssapi.h ] || need_apt+=(libkrb5-dev)
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+# socat relays a sandboxed command's connections to its proxy (docs/network.md).
+command -v socat >/dev/null 2>&1 || need_apt+=(socat)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing Debian packages: ${need_apt[*]}" >&2

@@ -28,7 +28,8 @@ export interface TestHost {
   stop(): Promise<void>;
 }
 
-const SERVER = path.join(__dirname, 'netHostServer.mjs');
+// Beside this file; from a bundle (npm run bench bundles into .cache/), in the repository's test/.
+const SERVER = [path.join(__dirname, 'netHostServer.mjs'), path.join(process.cwd(), 'test', 'netHostServer.mjs')].find((f) => fs.existsSync(f)) ?? path.join(__dirname, 'netHostServer.mjs');
 const STATE_DIR = '/run/agent-policy-nethost';
 const HOSTS = '/etc/hosts';
 const SLOTS = 8192; // /29s in 10.253.0.0/16

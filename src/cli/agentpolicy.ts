@@ -1,5 +1,6 @@
 // `agentpolicy`: check, test and explain policies from any repository's CI (policy-format.md).
-// Exit codes: 0 success, 1 a finding (errors, failing tests, invalid policy), 2 usage.
+// Exit codes: 0 success, 1 a finding (errors, failing tests, invalid policy), 2 usage; `sandbox`: the
+// command's own status (sandboxCommand.ts), 125 when it could not be run.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -22,6 +23,7 @@ import { sandboxForDecision } from '../runtime/sandboxRun.js';
 import { hookInstallCommand } from './hookInstallCommand.js';
 import { HOOK_USAGE, hookMain, readProcessStdin } from './hookMain.js';
 import { runCommand, RunUsageError } from './run.js';
+import { SANDBOX_USAGE, sandboxCommand, SandboxUsageError } from './sandboxCommand.js';
 
 export class UsageError extends Error {}
 
@@ -31,7 +33,7 @@ export interface CliIo {
   cwd: string;
   /** For `hook`: the host's input (default: the process's stdin). */
   readStdin?: () => string;
-  /** For `hook`: the environment the host gave (default: the process's). */
+  /** For `hook`: the environment the host gave; for `sandbox`: the command's (default: the process's). */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -43,6 +45,7 @@ const USAGE = `usage:
   agentpolicy run --prompt TEXT [--workspace DIR] [--agents F] [--agent NAME] [--answer allow|deny|keep]
                   [--policy F] [--managed F] [--user F] [--untrusted] [--audit F] [--json]
   agentpolicy audit FILE [--json] [--interrupted | --marks SESSION]
+${SANDBOX_USAGE}
 ${HOOK_USAGE.replace(/^usage:\n/, '')}`;
 
 const COMMON = { policy: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
@@ -72,6 +75,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       return command === undefined ? 2 : 0;
     }
     if (command === 'hook') return await hook(rest, io);
+    if (command === 'sandbox') return await sandboxCommand(rest, { out: io.out, err: io.err, cwd: io.cwd, ...(io.env ? { env: io.env } : {}) });
     if (!(command in OPTIONS)) throw new UsageError(`unknown command "${command}"`);
     const options = OPTIONS[command as keyof typeof OPTIONS];
     let values: Record<string, string | boolean | undefined>;
@@ -95,7 +99,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     if (command === 'audit') return audit(values, positionals, io);
     return explain(values, io);
   } catch (error) {
-    if (error instanceof UsageError || error instanceof RunUsageError) {
+    if (error instanceof UsageError || error instanceof RunUsageError || error instanceof SandboxUsageError) {
       io.err(`agentpolicy: ${error.message}`);
       io.err(USAGE);
       return 2;

@@ -119,8 +119,9 @@ function answerOf(line: string): EditorAnswer | undefined {
  * window is not there, went away, refused the ask, or the deadline passed (the connection is
  * then closed, which closes the ask in the window). Never throws.
  */
-export function askEditor(editor: EditorEndpoint, ask: EditorAsk, deadlineMs: number): Promise<EditorAnswer | undefined> {
+export function askEditor(editor: EditorEndpoint, ask: EditorAsk, deadlineMs: number, signal?: AbortSignal): Promise<EditorAnswer | undefined> {
   return new Promise((resolve) => {
+    if (signal?.aborted) return resolve(undefined);
     let line: string;
     try {
       line = `${JSON.stringify({ v: PROTOCOL_VERSION, token: editor.token, ask })}\n`;
@@ -138,9 +139,13 @@ export function askEditor(editor: EditorEndpoint, ask: EditorAsk, deadlineMs: nu
       if (done) return;
       done = true;
       clearTimeout(timer);
+      signal?.removeEventListener('abort', withdraw);
       socket.destroy();
       resolve(answer);
     };
+    // Withdrawn (the asker no longer needs the answer): closing the connection closes the ask in the window.
+    const withdraw = (): void => finish(undefined);
+    signal?.addEventListener('abort', withdraw, { once: true });
     const timer = setTimeout(() => finish(undefined), remaining);
     socket.setEncoding('utf8');
     socket.on('connect', () => socket.write(line));

@@ -9,19 +9,20 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { RuntimeTool, SignInSource, ToolConnection, ToolRunContext } from '../runtime/tools.js';
+import type { RuntimeTool, ServerSandboxHost, SignInSource, ToolConnection, ToolRunContext } from '../runtime/tools.js';
 import { CallClock } from './mcpCallClock.js';
 import type { McpServerConfig } from './mcpConfig.js';
 import { elicit, handleElicitations, type RunningCall } from './mcpElicitation.js';
 import { ToolInputValidator } from './mcpInputValidator.js';
-import { describeServerLaunch } from './mcpServerLaunch.js';
+import { SandboxedStdioTransport } from './mcpSandboxTransport.js';
+import { describeServerLaunch, serverCommandLine } from './mcpServerLaunch.js';
 import {
   isUnauthorized, mcpSignInSource, McpSignInRequired, readInputValues, signInNeeded, unauthorizedError, type McpSignInState,
 } from './mcpSignIn.js';
 import type { McpSourceOptions } from './mcpSourceOptions.js';
 import { listAllTools, toRuntimeTools, type McpToolHost } from './mcpToolMapping.js';
 import { resultText, ToolReportedError } from './mcpToolResult.js';
-import { isConnectionError, olderSseServerStatus, sseTransport, stdioTransport, streamableHttpTransport } from './mcpTransports.js';
+import { isConnectionError, olderSseServerStatus, sandboxedStdioTransport, sseTransport, stdioTransport, streamableHttpTransport } from './mcpTransports.js';
 import { resolveServer } from './mcpVariables.js';
 
 /** What a connection needs of its tool source (an McpToolSource, which creates it). */
@@ -75,6 +76,8 @@ export class McpConnection implements ToolConnection {
     private readonly source: McpConnectionSource,
     private readonly workspaceFolder: string,
     private readonly onClosed: () => void,
+    /** The session tree's sandbox (serverSandbox.ts): a stdio server the policy's `sandboxServers` names runs in it. */
+    private readonly sandboxHost?: ServerSandboxHost,
   ) {
     const signIn = mcpSignInSource(source);
     if (signIn !== undefined) this.signIn = signIn;
@@ -99,6 +102,7 @@ export class McpConnection implements ToolConnection {
   /** The server process's id while a stdio server runs. */
   get pid(): number | undefined {
     const transport = this.current?.down === false ? this.current.transport : undefined;
+    if (transport instanceof SandboxedStdioTransport) return transport.pid;
     return transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined;
   }
 
@@ -190,12 +194,23 @@ export class McpConnection implements ToolConnection {
       throw new Error(`MCP server ${this.name} cannot start: ${(error as Error).message}`);
     }
 
+    // The policy's `sandboxServers`, read at each start: a server it names never runs outside the
+    // sandbox, so where there is none it is not started at all (nor is anyone asked to start it).
+    const sandboxed = server.type === 'stdio' ? this.sandboxHost?.required(this.name) : undefined;
+    if (sandboxed !== undefined) {
+      const missing = this.sandboxHost?.unavailable();
+      if (missing !== undefined) {
+        this.log(`not started: it must run sandboxed (${sandboxed}), and there is no sandbox here: ${missing}`);
+        throw new Error(`MCP server ${this.name} was not started: it must run sandboxed (${sandboxed}), and there is no sandbox here: ${missing}`);
+      }
+    }
+
     // A person's consent, before anything runs or connects. A refusal is not a crash.
     await abortable(this.source.ensureStartAllowed(), this.closedController.signal);
     if (this.closed) throw new Error(`the session ended: MCP server ${this.name} is closed`);
 
     try {
-      const generation = await this.startServer(server, values.key);
+      const generation = await this.startServer(server, values.key, sandboxed);
       if (generation.down) throw new Error(`MCP server ${this.name} stopped as soon as it started${tail(generation.stderr)}`);
       if (this.closed) {
         await this.stop(generation);
@@ -216,7 +231,10 @@ export class McpConnection implements ToolConnection {
     }
   }
 
-  private async startServer(server: McpServerConfig, inputsKey: string | undefined): Promise<Generation> {
+  private async startServer(server: McpServerConfig, inputsKey: string | undefined, sandboxed: string | undefined): Promise<Generation> {
+    if (server.type === 'stdio' && sandboxed !== undefined && this.sandboxHost !== undefined) {
+      return await this.startSandboxed(server, inputsKey, this.sandboxHost, sandboxed);
+    }
     if (server.type === 'stdio') {
       const { transport, stderr } = await stdioTransport(server, this.workspaceFolder, (line) => this.log(line));
       // As written in the config: resolved arguments may hold the values of inputs (tokens).
@@ -231,6 +249,34 @@ export class McpConnection implements ToolConnection {
       if (status === undefined) throw error;
       this.log(`streamable HTTP answered ${status}; trying SSE`);
       return await this.connectWith(sseTransport(server), inputsKey, [], 'sse');
+    }
+  }
+
+  /**
+   * Starts a stdio server in the sandbox (docs/mcp.md, "Sandboxed servers"): its connections are
+   * judged for its command line as written, a question goes to the session whose call of it runs;
+   * once its process ends, the run's proxy stops and its questions close.
+   */
+  private async startSandboxed(server: McpServerConfig & { type: 'stdio' }, inputsKey: string | undefined, host: ServerSandboxHost, reason: string): Promise<Generation> {
+    const prepared = await host.prepare({
+      server: this.name, command: serverCommandLine(this.source.server), cwd: server.cwd ?? this.workspaceFolder, reason,
+      caller: () => {
+        const calls = [...this.running];
+        const latest = calls[calls.length - 1]?.context;
+        return latest ? { sessionId: latest.sessionId, turnId: latest.turnId } : undefined;
+      },
+    });
+    try {
+      const { transport, stderr } = await sandboxedStdioTransport(server, this.workspaceFolder, prepared.launch, (line) => this.log(line), () => {
+        void prepared.close().catch((error: unknown) => this.log(`after it ended: ${(error as Error)?.message ?? String(error)}`));
+      });
+      // Its audit line and transcript line before it runs: a start the audit log cannot record does not happen.
+      prepared.started();
+      this.log(`starting ${describeServerLaunch(this.source.server)}, ${prepared.description}`);
+      return await this.connectWith(transport, inputsKey, stderr, 'stdio (sandboxed)');
+    } catch (error) {
+      await prepared.close().catch(() => undefined);
+      throw error;
     }
   }
 
@@ -259,13 +305,15 @@ export class McpConnection implements ToolConnection {
       await client.close().catch(() => undefined);
       await settle();
       if (isUnauthorized(error)) throw error;
-      const why = error instanceof McpError && error.code === ErrorCode.ConnectionClosed ? 'it stopped before it answered' : (error as Error).message;
+      const why = transport instanceof SandboxedStdioTransport && !transport.sandboxSetUp && transport.pid === undefined
+        ? `the sandbox could not be set up (${(error as Error).message})`
+        : error instanceof McpError && error.code === ErrorCode.ConnectionClosed ? 'it stopped before it answered' : (error as Error).message;
       throw new Error(`MCP server ${this.name} could not start: ${why}${tail(stderr)}`, { cause: error });
     } finally {
       this.connecting = undefined;
     }
     generation.established = true;
-    const pid = transport instanceof StdioClientTransport ? ` (pid ${transport.pid})` : '';
+    const pid = transport instanceof StdioClientTransport || transport instanceof SandboxedStdioTransport ? ` (pid ${transport.pid})` : '';
     const info = client.getServerVersion();
     this.log(`connected over ${kind}${pid}${info ? ` to ${info.name} ${info.version}` : ''}`);
     return generation;

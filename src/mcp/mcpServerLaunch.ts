@@ -26,6 +26,17 @@ export function describeServerLaunch(server: McpServerConfig): string {
   return server.cwd !== undefined ? `${line} (in ${shellWord(server.cwd)})` : line;
 }
 
+/**
+ * A stdio server's command line as written (variables unresolved), as bash would read it: each
+ * word single-quoted unless plain. What the connections of a sandboxed server are judged for
+ * (policy-format.md's command patterns match it), and what its questions and audit lines name:
+ * resolved arguments may hold the values of inputs (tokens), so never those.
+ */
+export function serverCommandLine(server: McpServerConfig): string {
+  if (server.type !== 'stdio') return server.url;
+  return [server.command, ...server.args].map((word) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`)).join(' ');
+}
+
 function shellWord(word: string): string {
   return /^[A-Za-z0-9_@%+=:,./~${}?&#-]+$/.test(word) ? word : JSON.stringify(word);
 }

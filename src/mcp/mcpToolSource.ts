@@ -4,7 +4,7 @@
 // server says about them (descriptions, annotations) is untrusted and only ever loosens what a
 // policy author chose through `effectiveHints`. The source remembers, for all its connections,
 // the person's consent to start the server and the credentials the server refused.
-import type { ToolSource } from '../runtime/tools.js';
+import type { ToolSource, ToolSourceContext } from '../runtime/tools.js';
 import type { McpConfig, McpServerConfig } from './mcpConfig.js';
 import { McpConnection, type McpConnectionSource } from './mcpConnection.js';
 import { describeServerLaunch, serverFingerprint } from './mcpServerLaunch.js';
@@ -33,8 +33,8 @@ export class McpToolSource implements ToolSource, McpConnectionSource {
     this.inputs = inputInfosOf(server, options.inputDeclarations);
   }
 
-  connect(context: { sessionId: string; workspaceFolder: string }): McpConnection {
-    const connection = new McpConnection(this, this.options.workspaceFolder ?? context.workspaceFolder, () => this.live.delete(connection));
+  connect(context: ToolSourceContext): McpConnection {
+    const connection = new McpConnection(this, this.options.workspaceFolder ?? context.workspaceFolder, () => this.live.delete(connection), context.sandbox);
     this.live.add(connection);
     return connection;
   }

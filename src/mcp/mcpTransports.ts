@@ -1,24 +1,27 @@
 // How a resolved server config is reached: a child process over stdio (its environment built from
-// envFile and env, its last stderr lines kept for error messages), streamable HTTP, or SSE; and
+// envFile and env, its last stderr lines kept for error messages), in the sandbox when the policy
+// says so (mcpSandboxTransport.ts), streamable HTTP, or SSE; and
 // which transport errors mean the server is not there.
 import { readFile } from 'node:fs/promises';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Readable } from 'node:stream';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { commandEnvironment, type SandboxLaunch } from '../runtime/commandProcess.js';
+import { withoutCredentials } from '../runtime/sandboxEnvironment.js';
 import { parseEnvFile, type McpHttpServerConfig, type McpStdioServerConfig } from './mcpConfig.js';
+import { SandboxedStdioTransport } from './mcpSandboxTransport.js';
 
 /** How many of a server's last stderr lines are kept to quote. */
 const STDERR_LINES = 20;
 
 /**
- * The transport that starts a stdio server in `cwd` (unless it has its own), and the array its
- * last stderr lines collect in; each line is also logged.
+ * The variables a stdio server's config sets: its envFile's, then its `env` (a null value
+ * leaves the variable out of the child's environment: undefined here, even one the SDK would pass on).
  */
-export async function stdioTransport(
-  server: McpStdioServerConfig, cwd: string, log: (line: string) => void,
-): Promise<{ transport: StdioClientTransport; stderr: string[] }> {
-  let env: Record<string, string> = {};
+async function configEnvironment(server: McpStdioServerConfig): Promise<Record<string, string | undefined>> {
+  let env: Record<string, string | undefined> = {};
   if (server.envFile !== undefined) {
     try {
       env = parseEnvFile(await readFile(server.envFile, 'utf8'));
@@ -26,17 +29,15 @@ export async function stdioTransport(
       throw new Error(`MCP server ${server.name} cannot start: its envFile ${server.envFile} could not be read: ${(error as Error).message}`);
     }
   }
-  for (const [key, value] of Object.entries(server.env)) {
-    // undefined leaves the variable out of the child's environment, even one the SDK would pass on.
-    if (value === null) (env as Record<string, string | undefined>)[key] = undefined;
-    else env[key] = value;
-  }
-  const transport = new StdioClientTransport({
-    command: server.command, args: server.args, env, cwd: server.cwd ?? cwd, stderr: 'pipe',
-  });
+  for (const [key, value] of Object.entries(server.env)) env[key] = value === null ? undefined : value;
+  return env;
+}
+
+/** Keeps a server's last stderr lines (and logs each). */
+function collectStderr(stream: Readable | null | undefined, log: (line: string) => void): string[] {
   const stderr: string[] = [];
   let partial = '';
-  transport.stderr?.on('data', (chunk: Buffer | string) => {
+  stream?.on('data', (chunk: Buffer | string) => {
     const lines = (partial + chunk.toString()).split(/\r?\n/);
     partial = lines.pop() ?? '';
     if (partial.length > 2000) partial = partial.slice(-2000);
@@ -47,7 +48,40 @@ export async function stdioTransport(
       log(`stderr: ${line}`);
     }
   });
-  return { transport, stderr };
+  return stderr;
+}
+
+/**
+ * The transport that starts a stdio server in `cwd` (unless it has its own), and the array its
+ * last stderr lines collect in; each line is also logged.
+ */
+export async function stdioTransport(
+  server: McpStdioServerConfig, cwd: string, log: (line: string) => void,
+): Promise<{ transport: StdioClientTransport; stderr: string[] }> {
+  const env = await configEnvironment(server);
+  const transport = new StdioClientTransport({
+    command: server.command, args: server.args, env: env as Record<string, string>, cwd: server.cwd ?? cwd, stderr: 'pipe',
+  });
+  return { transport, stderr: collectStderr(transport.stderr as Readable | null, log) };
+}
+
+/**
+ * The transport that starts a stdio server inside the sandbox (`launch`, sandboxLaunch.ts; docs/mcp.md,
+ * "Sandboxed servers"). Its environment is what an unsandboxed server gets (the SDK's short list of
+ * inherited variables) less the credential variables (sandboxEnvironment.ts; those the launch
+ * passes by name stay), plus its config's envFile and `env`, which a person wrote for this server,
+ * so they pass; the sandbox's own proxy variables win over the config's (bubblewrap sets them).
+ */
+export async function sandboxedStdioTransport(
+  server: McpStdioServerConfig, cwd: string, launch: SandboxLaunch, log: (line: string) => void, onEnded: () => void,
+): Promise<{ transport: SandboxedStdioTransport; stderr: string[] }> {
+  const env: NodeJS.ProcessEnv = { ...withoutCredentials(commandEnvironment(getDefaultEnvironment()), launch.passEnv) };
+  for (const [key, value] of Object.entries(await configEnvironment(server))) {
+    if (value === undefined) delete env[key];
+    else env[key] = value;
+  }
+  const transport = new SandboxedStdioTransport({ launch, command: server.command, args: server.args, env, cwd: server.cwd ?? cwd, onEnded });
+  return { transport, stderr: collectStderr(transport.stderr, log) };
 }
 
 export function streamableHttpTransport(server: McpHttpServerConfig): StreamableHTTPClientTransport {

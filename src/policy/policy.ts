@@ -14,13 +14,14 @@ import { policyFileFastCheck } from './policyFileFastCheck.js';
 import { PreparedCall } from './preparedCall.js';
 import { NO_TOOL_RULES, ToolIndex, type ToolRules } from './toolIndex.js';
 import { hintNames } from './policyNames.js';
+import { compileGlobSet, GlobError } from './globs.js';
 import { brokenControls, capRemember, controlsDiagnostics, controlsOf, NO_CONTROLS, type ManagedControls } from './managedControls.js';
 import type { Decision, PolicyFile, SandboxMode } from './schema.js';
 
 export const LAYER_ORDER: readonly LayerName[] = ['managed', 'workspace', 'user'];
 
 const KNOWN_KEYS: ReadonlyMap<string, readonly string[]> = new Map<string, readonly string[]>([
-  ['', ['$schema', 'version', 'default', 'sandbox', 'controls', 'persistenceFiles', 'rules', 'tests']],
+  ['', ['$schema', 'version', 'default', 'sandbox', 'sandboxServers', 'controls', 'persistenceFiles', 'rules', 'tests']],
   ['rules.#', ['id', 'decision', 'reason', 'tools', 'kinds', 'agents', 'hints', 'tags', 'paths', 'commands', 'domains', 'urls', 'input', 'timeout', 'onTimeout', 'remember', 'sandbox', 'marks', 'when', 'review']],
   ['rules.#.when', ['marked', 'unmarked']],
   ['rules.#.sandbox', ['network', 'env']],
@@ -65,6 +66,15 @@ export class PolicyLayer {
         });
       }
       diagnostics.push(...controlsDiagnostics(parsed.value, () => parsed.root, file, layer));
+      parsed.value.sandboxServers?.forEach((glob, i) => {
+        try {
+          compileGlobSet([glob], 'name');
+        } catch (error) {
+          if (!(error instanceof GlobError)) throw error;
+          const node = parsed.root ? findNodeAtLocation(parsed.root, ['sandboxServers', i]) : undefined;
+          diagnostics.push({ file, severity: 'error', code: 'bad-glob', offset: node?.offset ?? 0, length: node?.length ?? 1, message: error.message });
+        }
+      });
     }
     this.valid = parsed.value !== undefined && !hasErrors(diagnostics);
     // An invalid file contributes no rules and no default: it is never consulted as if it were good.
@@ -199,6 +209,34 @@ export class Policy {
       if (state.kind === 'ok') for (const f of state.layer.policy?.persistenceFiles ?? []) out.add(f);
     }
     return [...out];
+  }
+
+  /**
+   * Whether the stdio process of the MCP server `name` must run in the sandbox (docs/mcp.md,
+   * "Sandboxed servers"): the layers whose top-level `sandboxServers` names it, in layer order,
+   * or undefined when none does. Every layer counts (a union): a layer adds servers to the list
+   * and never takes one out of another layer's, so a workspace cannot unsandbox what the managed
+   * or user policy sandboxes (its `!` globs narrow its own list only). A stale layer counts with
+   * its last valid version; a broken one (invalid, never valid in this window) names every
+   * server: a broken policy never runs more outside the sandbox than the last good one. Workspace
+   * trust does not matter: the list only ever tightens.
+   */
+  sandboxedServer(name: string): { layers: LayerName[]; reason: string } | undefined {
+    const layers: LayerName[] = [];
+    const why: string[] = [];
+    for (const { name: layer, state } of this.states) {
+      if (state.kind === 'broken') {
+        layers.push(layer);
+        why.push(`the ${layer} policy ${state.current.file} is invalid (and has no valid version in force), so every server runs sandboxed`);
+        continue;
+      }
+      const globs = state.layer.policy?.sandboxServers;
+      if (globs !== undefined && compileGlobSet(globs, 'name').test(name)) {
+        layers.push(layer);
+        why.push(`the ${layer} policy ${state.layer.file} names it in "sandboxServers"`);
+      }
+    }
+    return layers.length === 0 ? undefined : { layers, reason: why.join('; ') };
   }
 
   /**

@@ -205,6 +205,7 @@ const policyFile = strictObject('PolicyFileSchema', [
   ['version', (value) => (value === 1 ? value : undefined), 'required'],
   ['default', decision],
   ['sandbox', oneOf(sandboxModes)],
+  ['sandboxServers', globList],
   ['controls', controls],
   ['persistenceFiles', listOf(persistenceEntry, 1)],
   ['rules', listOfObjects(rule), () => []],

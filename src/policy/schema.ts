@@ -173,6 +173,11 @@ export const PolicyFileSchema = z
     version: z.literal(1),
     default: DecisionSchema.optional(),
     sandbox: SandboxModeSchema.optional(),
+    sandboxServers: z
+      .array(z.string().min(1))
+      .min(1)
+      .optional()
+      .describe('MCP servers whose stdio process runs in the sandbox, as commands do (docs/mcp.md, "Sandboxed servers"): globs over the server names of .vscode/mcp.json; a glob starting with "!" excludes (in this file\'s list only). Every layer\'s list counts: a layer can add servers, never take one out of another\'s. A server named here never starts unsandboxed: where there is no sandbox it is not started'),
     controls: ControlsSchema.optional(),
     persistenceFiles: z
       .array(z.string().refine(isPersistenceEntry, { message: 'a persistence file is a workspace-relative path (no "/" first, no "." or ".." segment, no "~"); a trailing "/" names a folder' }))

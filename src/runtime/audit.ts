@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { canonicalJson } from '../policy/compile.js';
 import type { AuditSandbox } from './auditSandbox.js';
 
-export type AuditEvent = 'session-started' | 'session-ended' | 'decision' | 'callback-opened' | 'callback-settled' | 'sandbox-cleanup' | 'grant-revoked' | 'answer-refused' | 'tools-hidden' | 'connection';
+export type AuditEvent = 'session-started' | 'session-ended' | 'decision' | 'callback-opened' | 'callback-settled' | 'sandbox-cleanup' | 'grant-revoked' | 'answer-refused' | 'tools-hidden' | 'connection' | 'server-started';
 
 export const AUDIT_EVENTS: readonly AuditEvent[] = [
   'session-started',
@@ -25,6 +25,9 @@ export const AUDIT_EVENTS: readonly AuditEvent[] = [
   'tools-hidden',
   // A sandboxed command's connection, judged by the policy's rules with domains or urls (or let through by a person's earlier answer).
   'connection',
+  // An MCP server's stdio process started in the sandbox (docs/mcp.md, "Sandboxed servers"): `tool` is
+  // `mcp.<server>`, `summary` its command line as written, `sandbox` how it runs, `reason` why it is sandboxed.
+  'server-started',
 ];
 
 export interface AuditEntry {
@@ -69,7 +72,7 @@ export interface AuditEntry {
   grantParts?: string[];
   /** For session-ended. */
   state?: 'completed' | 'failed' | 'cancelled' | 'interrupted';
-  /** For builtin.run_command: whether it runs sandboxed and with network (on callback-opened: if a person allows it). */
+  /** For builtin.run_command: whether it runs sandboxed and with network (on callback-opened: if a person allows it); on server-started, how the server runs. */
   sandbox?: AuditSandbox;
   /** For sandbox-cleanup: the changes to protected paths undone (or found) after a sandboxed command ended. */
   undone?: string[];

@@ -57,6 +57,8 @@ const EntrySchema = z.looseObject({
   marks: z.array(z.string()).optional(),
   review: z.literal('result').optional(),
   resultDigest: z.string().optional(),
+  host: z.string().optional(),
+  port: z.number().int().optional(),
 });
 
 /** Reads a log file; a file that does not exist yet reads as empty. Other I/O errors throw. */

@@ -86,8 +86,12 @@ export function commandEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS
   return out;
 }
 
+/** Runs the shell inside a sandbox: bubblewrap (Linux), or a program that sandboxes what it runs (macOS). */
+export type SandboxLaunch = BwrapLaunch | PrefixLaunch;
+
 /** Runs the shell inside bubblewrap. */
-export interface SandboxLaunch {
+export interface BwrapLaunch {
+  kind?: 'bwrap';
   bwrap: string;
   /** bwrap's arguments (mounts, namespaces, --chdir), without the program. */
   args: readonly string[];
@@ -100,6 +104,24 @@ export interface SandboxLaunch {
   passEnv?: readonly string[];
   /** A program (and its arguments) the shell runs under inside the sandbox: the network bridge (sandboxNetwork.ts). */
   wrapper?: readonly string[];
+  argv?: undefined;
+}
+
+/**
+ * Runs the shell under a program that sandboxes what it runs: `argv`, its words before the shell
+ * line (macOS: `/usr/bin/env -u … /usr/bin/sandbox-exec -p PROFILE`, sandboxMacos.ts); no shell
+ * reads them. `bwrap` and `args` are sandbox-exec and its profile, so that a runner that knows only
+ * bubblewrap fails (sandbox-exec refuses bwrap's options) instead of running the command unsandboxed.
+ */
+export interface PrefixLaunch {
+  kind: 'prefix';
+  argv: readonly string[];
+  bwrap: string;
+  args: readonly string[];
+  /** As BwrapLaunch's: every other credential variable is withheld from the program and the command. */
+  passEnv?: readonly string[];
+  seccomp?: undefined;
+  wrapper?: undefined;
 }
 
 /** What to run, where, and within which limits. */
@@ -232,7 +254,8 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
-function killGroup(pgid: number, signal: NodeJS.Signals): void {
+/** Sends a signal to a whole process group; one already gone is no error. */
+export function killGroup(pgid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pgid, signal);
   } catch {
@@ -243,7 +266,7 @@ function killGroup(pgid: number, signal: NodeJS.Signals): void {
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Whether a process lives (neither gone nor a zombie). */
-function processAlive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
@@ -287,19 +310,24 @@ export async function runCommandProcess(options: CommandProcessOptions): Promise
 
   const shell = options.shell ?? commandShell(findBash());
   const launch = options.sandbox;
-  const program = launch ? launch.bwrap : shell.path;
+  const prefix = launch?.kind === 'prefix' ? launch.argv : undefined;
+  const bwrapLaunch = launch?.kind !== 'prefix' ? launch : undefined;
+  if (prefix && prefix.length === 0) throw new CommandStartError('the sandbox launch names no program');
+  const program = bwrapLaunch ? bwrapLaunch.bwrap : prefix ? (prefix[0] as string) : shell.path;
   // In the sandbox bwrap reports on fd 3 its child's pid and, once the command ran, its exit code;
   // it reads the seccomp filter from fd 4 to its end and closes it before the command starts.
-  const seccomp = launch?.seccomp;
-  const args = launch
-    ? [...launch.args, '--json-status-fd', '3', ...(seccomp ? ['--seccomp', '4'] : []), '--', ...(launch.wrapper ?? []), shell.path, ...shell.args, command]
-    : [...shell.args, command];
+  const seccomp = bwrapLaunch?.seccomp;
+  const args = bwrapLaunch
+    ? [...bwrapLaunch.args, '--json-status-fd', '3', ...(seccomp ? ['--seccomp', '4'] : []), '--', ...(bwrapLaunch.wrapper ?? []), shell.path, ...shell.args, command]
+    : prefix
+      ? [...prefix.slice(1), shell.path, ...shell.args, command]
+      : [...shell.args, command];
   const child = spawn(program, args, {
     cwd,
     // bwrap gets the scrubbed environment itself: what it was started with stays readable in /proc.
     env: launch ? withoutCredentials(commandEnvironment(), launch.passEnv) : commandEnvironment(),
     detached: true, // its own process group, so the whole group can be killed
-    stdio: launch ? ['ignore', 'pipe', 'pipe', 'pipe', ...(seccomp ? (['pipe'] as const) : [])] : ['ignore', 'pipe', 'pipe'],
+    stdio: bwrapLaunch ? ['ignore', 'pipe', 'pipe', 'pipe', ...(seccomp ? (['pipe'] as const) : [])] : ['ignore', 'pipe', 'pipe'],
   });
   if (seccomp) {
     const filterPipe = child.stdio[4] as NodeJS.WritableStream & { on(event: 'error', f: () => void): unknown };
@@ -311,7 +339,7 @@ export async function runCommandProcess(options: CommandProcessOptions): Promise
   out.on('data', (chunk: Buffer) => stdout.push(chunk));
   err.on('data', (chunk: Buffer) => stderr.push(chunk));
   let status = '';
-  const statusStream = launch ? (child.stdio[3] as (NodeJS.ReadableStream & { destroy(): void }) | null) : null;
+  const statusStream = bwrapLaunch ? (child.stdio[3] as (NodeJS.ReadableStream & { destroy(): void }) | null) : null;
   statusStream?.on('data', (chunk: Buffer) => {
     if (status.length < 4096) status += chunk.toString('utf8');
   });
@@ -360,7 +388,11 @@ export async function runCommandProcess(options: CommandProcessOptions): Promise
     await Promise.race([closed, sleep(PIPE_DRAIN_MS)]);
     out.destroy();
     err.destroy();
-    if (!launch) return finish(code, signal, timedOut, cancelled);
+    if (prefix && !killing && code !== 0 && /^sandbox-exec: /.test(stderr.text('stderr'))) {
+      // sandbox-exec could not apply the profile: the command never ran.
+      throw new CommandStartError(`the sandbox could not be set up (${stderr.text('stderr').trim().split('\n')[0]})`);
+    }
+    if (!bwrapLaunch) return finish(code, signal, timedOut, cancelled);
     await Promise.race([statusEnded, sleep(PIPE_DRAIN_MS)]);
     statusStream?.destroy();
     const childPid = /"child-pid"\s*:\s*(\d+)/.exec(status)?.[1];

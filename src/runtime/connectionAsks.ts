@@ -5,6 +5,8 @@
 // host for the rest of the command (Allow once), or for the session's commands (Allow for the
 // Session, or for a while); Deny refuses it. Nobody answering within the timeout refuses it.
 // Parallel connections to one host wait for one question. Every judgement has its audit line.
+// A sandboxed MCP server's process is judged the same way for its command line, its questions not
+// tied to one turn (serverConnections; docs/mcp.md, "Sandboxed servers").
 import { inputDigest, summarizeInput } from './audit.js';
 import { OpenApproval, type ApprovalRequest } from './answers.js';
 import { openCallback } from './callbacks.js';
@@ -53,7 +55,88 @@ export interface CommandConnectionsScope {
 }
 
 export function commandConnections(scope: CommandConnectionsScope): CommandConnections {
-  const { tree, session, turn, tool, command } = scope;
+  const { session, turn, tool, command } = scope;
+  return connectionsOf({
+    tree: scope.tree, policy: scope.policy, trusted: scope.trusted, command, agent: session.agentName,
+    tool: {
+      id: tool.id, name: tool.name, kind: tool.kind, description: tool.description, annotations: { ...tool.annotations },
+      ...(tool.commandArg ? { commandArg: tool.commandArg } : {}),
+    },
+    asker: () => ({ session, turnId: turn.id }),
+    auditScope: () => ({ session: session.id, turn: turn.id, agent: session.agentName }),
+    hostsOf: () => hostsOf(scope.tree, session.id),
+    title: (target) => `${session.agentName}'s command wants to reach ${target.host}:${target.port}: ${command}`,
+    what: 'this command',
+    ended: 'the command has ended',
+  });
+}
+
+/**
+ * The connections of one run of a sandboxed MCP server's process (docs/mcp.md, "Sandboxed
+ * servers"): judged like a command's, with the server's command line as the command. The process
+ * lives across turns, so the questions are not one turn's: a host no rule decides is asked on the
+ * turn that is running a call of the server, else the turn that started it while it still runs
+ * (`asker`); with no turn running nobody could answer, and the connection is refused. A person's
+ * Allow holds for that host for this run of the server (once), or for the server in this session
+ * tree (Allow for the Session, or for a while): a server's hosts and the commands' are kept apart.
+ */
+export interface ServerConnectionsScope {
+  tree: Tree;
+  /** The server's name (`.vscode/mcp.json`); its questions name the tool source `mcp.<name>`. */
+  server: string;
+  /** Its command line as written (variables unresolved), shell-quoted: what the rules' `commands` match. */
+  command: string;
+  /** The session and turn a question goes to now, or undefined when no turn is running. */
+  asker: () => { session: SessionScope; turnId: string } | undefined;
+  /** The session the tree's audit lines name when no turn is running (the root session). */
+  session: SessionScope;
+  policy: () => Policy | undefined;
+  trusted: () => boolean;
+}
+
+export function serverConnections(scope: ServerConnectionsScope): CommandConnections {
+  const { server, command } = scope;
+  const id = `mcp.${server}`;
+  return connectionsOf({
+    tree: scope.tree, policy: scope.policy, trusted: scope.trusted, command,
+    agent: scope.asker()?.session.agentName ?? scope.session.agentName,
+    tool: {
+      id, name: server, kind: 'mcp', description: `The MCP server ${server}, running sandboxed: ${command}`,
+      annotations: {},
+    },
+    asker: scope.asker,
+    auditScope: () => {
+      const asker = scope.asker();
+      return asker ? { session: asker.session.id, turn: asker.turnId, agent: asker.session.agentName } : { session: scope.session.id, agent: scope.session.agentName };
+    },
+    hostsOf: () => hostsOf(scope.tree, `server:${server}`),
+    title: (target) => `the MCP server ${server} (sandboxed) wants to reach ${target.host}:${target.port}: ${command}`,
+    what: `the MCP server ${server}`,
+    ended: `the MCP server ${server} has ended`,
+  });
+}
+
+interface ConnectionsSetup {
+  tree: Tree;
+  policy: () => Policy | undefined;
+  trusted: () => boolean;
+  command: string;
+  /** The agent the rules' `agents` match (connection.ts). */
+  agent: string;
+  tool: ApprovalRequest['tool'];
+  asker: () => { session: SessionScope; turnId: string } | undefined;
+  auditScope: () => { session: string; turn?: string; agent?: string };
+  /** The hosts a person allowed for longer than once, where they are kept. */
+  hostsOf: () => Map<string, number>;
+  title: (target: ConnectionTarget) => string;
+  /** "this command": what a refusal names. */
+  what: string;
+  /** Why a connection after `close` is refused. */
+  ended: string;
+}
+
+function connectionsOf(setup: ConnectionsSetup): CommandConnections {
+  const { tree, tool, command } = setup;
   /** Hosts a person allowed for this command (Allow once). */
   const allowedHere = new Set<string>();
   const asking = new Map<string, Promise<ConnectionAnswer>>();
@@ -62,7 +145,7 @@ export function commandConnections(scope: CommandConnectionsScope): CommandConne
 
   const audit = (target: ConnectionTarget, decided: ConnectionDecision, extra: Record<string, unknown> = {}): void => {
     tree.audit({
-      event: 'connection', session: session.id, turn: turn.id, agent: session.agentName, tool: tool.id,
+      event: 'connection', ...setup.auditScope(), tool: tool.id,
       inputDigest: inputDigest({ command }), summary: summarizeInput(`${target.host}:${target.port} ← ${command}`),
       host: target.host, port: target.port, decision: decided.decision, rule: decided.rule, ...(decided.reason !== undefined ? { reason: decided.reason } : {}),
       ...extra,
@@ -70,16 +153,21 @@ export function commandConnections(scope: CommandConnectionsScope): CommandConne
   };
 
   const ask = async (target: ConnectionTarget, decided: ConnectionDecision): Promise<ConnectionAnswer> => {
+    const asker = setup.asker();
+    if (asker === undefined) {
+      // A server's connection while no turn runs: there is no one to put the question to.
+      const reason = `${target.host} was not allowed for ${setup.what}: no rule decides it, and no turn is running to ask a person`;
+      audit(target, { ...decided, decision: 'deny', reason });
+      return { allow: false, reason };
+    }
+    const { session, turnId } = asker;
     const decision: PolicyDecision = {
       decision: 'ask', rule: decided.rule, lowered: false, warnings: [], ...(decided.reason !== undefined ? { reason: decided.reason } : {}),
       ask: { onTimeout: 'deny', remember: 'session', timeout: HOST_ASK_TIMEOUT_SECONDS },
     };
     const request: ApprovalRequest = {
-      tool: {
-        id: tool.id, name: tool.name, kind: tool.kind, description: tool.description, annotations: { ...tool.annotations },
-        ...(tool.commandArg ? { commandArg: tool.commandArg } : {}),
-      },
-      title: `${session.agentName}'s command wants to reach ${target.host}:${target.port}: ${command}`,
+      tool,
+      title: setup.title(target),
       input: { command, host: target.host, port: target.port },
       decision,
       sessionAllowed: true,
@@ -87,9 +175,9 @@ export function commandConnections(scope: CommandConnectionsScope): CommandConne
       connection: { host: target.host, port: target.port, url: decided.url, command },
       timeout: { at: Date.now() + HOST_ASK_TIMEOUT_SECONDS * 1000, onTimeout: 'deny' },
     };
-    const callback = new OpenApproval(newId('cb'), session.id, turn.id, session.agentName, Date.now(), request);
+    const callback = new OpenApproval(newId('cb'), session.id, turnId, session.agentName, Date.now(), request);
     tree.audit({
-      event: 'callback-opened', session: session.id, turn: turn.id, agent: session.agentName, tool: tool.id, callback: callback.id,
+      event: 'callback-opened', session: session.id, turn: turnId, agent: session.agentName, tool: tool.id, callback: callback.id,
       inputDigest: inputDigest(request.input), summary: summarizeInput(`${target.host}:${target.port} ← ${command}`),
       host: target.host, port: target.port, decision: 'ask', rule: decided.rule, ...(decided.reason !== undefined ? { reason: decided.reason } : {}),
     });
@@ -100,12 +188,12 @@ export function commandConnections(scope: CommandConnectionsScope): CommandConne
       const answer = outcome.answer;
       if (answer.type !== 'allow') {
         const why = answer.type === 'deny' && answer.options.reason ? answer.options.reason : outcome.by === 'timeout' ? 'nobody answered in time' : 'a person refused it';
-        return { allow: false, reason: `${target.host} was not allowed for this command: ${why}` };
+        return { allow: false, reason: `${target.host} was not allowed for ${setup.what}: ${why}` };
       }
       const key = hostKey(target);
       allowedHere.add(key);
-      if (answer.scope === 'session') hostsOf(tree, session.id).set(key, Infinity);
-      if (answer.scope === 'duration' && answer.seconds !== undefined) hostsOf(tree, session.id).set(key, Date.now() + answer.seconds * 1000);
+      if (answer.scope === 'session') setup.hostsOf().set(key, Infinity);
+      if (answer.scope === 'duration' && answer.seconds !== undefined) setup.hostsOf().set(key, Date.now() + answer.seconds * 1000);
       return { allow: true };
     } finally {
       open.delete(callback.id);
@@ -113,10 +201,10 @@ export function commandConnections(scope: CommandConnectionsScope): CommandConne
   };
 
   const judge: ConnectionJudge = async (target) => {
-    if (closed) return { allow: false, reason: 'the command has ended' };
-    const policy = scope.policy();
+    if (closed) return { allow: false, reason: setup.ended };
+    const policy = setup.policy();
     const decided: ConnectionDecision = policy
-      ? policy.judgeConnection(command, target, session.agentName, { workspaceFolder: tree.workspaceFolder, trusted: scope.trusted(), sandbox: true })
+      ? policy.judgeConnection(command, target, setup.agent, { workspaceFolder: tree.workspaceFolder, trusted: setup.trusted(), sandbox: true })
       : { decision: 'ask', rule: null, url: `${target.host}:${target.port}`, reason: 'there is no policy: every host a sandboxed command reaches is asked' };
     if (decided.decision === 'allow') {
       audit(target, decided);
@@ -128,7 +216,7 @@ export function commandConnections(scope: CommandConnectionsScope): CommandConne
       return { allow: false, reason: `${target.host} is denied by ${by}${decided.reason ? `: ${decided.reason}` : ''}` };
     }
     const key = hostKey(target);
-    const until = hostsOf(tree, session.id).get(key);
+    const until = setup.hostsOf().get(key);
     if (allowedHere.has(key) || (until !== undefined && until > Date.now())) {
       audit(target, decided, { answeredBy: 'session' });
       return { allow: true };

@@ -1,12 +1,13 @@
 // The model loop of one session: the conversation so far, the tool sources listed before a
 // model call, then model call, tool calls, model call… until the model answers without a call.
-// Imports signIn.ts, turn.ts, audit.ts, offeredTools.ts, the policy's managed controls and hidden tools, and types only (tree, session definition, tool calls, model, tools).
+// Imports signIn.ts, turn.ts, audit.ts, offeredTools.ts, serverSandbox.ts, the policy's managed controls and hidden tools, and types only (tree, session definition, tool calls, model, tools).
 import { describeDenial } from '../policy/hiddenTools.js';
 import { mcpServerRefusal, NO_CONTROLS } from '../policy/managedControls.js';
 import { auditHidden } from './audit.js';
 import { offeredTools } from './offeredTools.js';
 import type { Message } from './model.js';
 import type { SessionDefinition } from './sessionDefinition.js';
+import { serverSandboxHost } from './serverSandbox.js';
 import { ensureSignedIn } from './signIn.js';
 import type { ToolCalls } from './toolCall.js';
 import type { Tree, TreeSession } from './tree.js';
@@ -80,7 +81,12 @@ export class ModelLoop {
       }
       let connection = this.tree.connections.get(source.id);
       if (!connection) {
-        connection = source.connect({ sessionId: this.tree.rootOf(this.session).id, workspaceFolder: this.tree.workspaceFolder });
+        const root = this.tree.rootOf(this.session);
+        // A server's process runs sandboxed when the policy's sandboxServers names it (serverSandbox.ts).
+        connection = source.connect({
+          sessionId: root.id, workspaceFolder: this.tree.workspaceFolder,
+          sandbox: serverSandboxHost(this.tree, root, { session: this.session, turn }),
+        });
         this.tree.connections.set(source.id, connection);
       }
       if (connection.signIn) {
@@ -132,8 +138,7 @@ export class ModelLoop {
   /** Why the managed controls in force now let the MCP server of this source id (`mcp.<server>`) not start; undefined for other sources. */
   private serverRefusal(sourceId: string): string | undefined {
     if (!sourceId.startsWith('mcp.')) return undefined;
-    const source = this.tree.policySource;
-    const policy = typeof source === 'function' ? source() : source;
+    const policy = this.tree.currentPolicy();
     return mcpServerRefusal(sourceId.slice('mcp.'.length), policy?.controls ?? NO_CONTROLS);
   }
 

@@ -18,8 +18,7 @@ export interface HiddenTool {
 }
 
 function judgedWith(tree: Tree): { policy: Policy | undefined; options: HiddenToolOptions } {
-  const source = tree.policySource;
-  return { policy: typeof source === 'function' ? source() : source, options: { fallbackDefault: permissionModeDecision(tree.permissionMode) } };
+  return { policy: tree.currentPolicy(), options: { fallbackDefault: permissionModeDecision(tree.permissionMode) } };
 }
 
 /** Whether the policy in force denies every call of this tool by this agent, and by what. */

@@ -126,8 +126,9 @@ export function runCommandTool(options: RunCommandToolOptions = {}): RuntimeTool
           `The command and everything it started are killed after timeoutMs (default ${defaultTimeoutMs} ms) or when the turn is cancelled. ` +
           `A non-zero exit code is a result, not an error. stdin is empty. ` +
           `Where the machine has a sandbox the command may run in it (the result's "sandbox" says): then everything outside the workspace folder ` +
-          `(but a private /tmp) and the workspace's protected files (the policy and agents files, .vscode, .git/config, .git/hooks…) are read-only, ` +
-          `processes it leaves behind end with it, and the network is off unless the policy allows it.`,
+          `(but a private /tmp) and the workspace's protected files (the policy and agents files, .vscode, .git/config, .git/hooks, .github/workflows, .envrc…) are read-only, ` +
+          `credential files in the home folder are unreadable and credential variables are withheld, processes it leaves behind end with it, ` +
+          `and it reaches the network only through a proxy (HTTP_PROXY/HTTPS_PROXY/ALL_PROXY are set) that lets through the hosts the policy allows and asks a person about others.`,
         inputSchema: RunCommandInput,
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
         pathArgs: ['cwd'],

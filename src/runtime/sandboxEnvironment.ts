@@ -60,3 +60,19 @@ export function withoutCredentials(env: NodeJS.ProcessEnv, passed: readonly stri
   }
   return out;
 }
+
+/**
+ * Caches in the sandbox's private /tmp: the home folder is read-only there, so npm, pip and the
+ * tools that follow XDG would fail to write their caches (npm ci would stop at its first
+ * download). Each command starts with empty caches, gone when it ends.
+ */
+export const PRIVATE_CACHES: ReadonlyArray<readonly [string, string]> = [
+  ['npm_config_cache', '/tmp/.cache/npm'],
+  ['PIP_CACHE_DIR', '/tmp/.cache/pip'],
+  ['XDG_CACHE_HOME', '/tmp/.cache'],
+];
+
+/** bubblewrap's arguments that point the caches at the private /tmp. */
+export function privateCacheArgs(): string[] {
+  return PRIVATE_CACHES.flatMap(([name, value]) => ['--setenv', name, value]);
+}

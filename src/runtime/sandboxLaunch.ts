@@ -4,9 +4,17 @@
 // each connection judged through the command's own proxy, sandboxNetwork.ts). Shared by
 // builtin.run_command, `agentpolicy sandbox` and sandboxed MCP servers; `close()` after the run
 // stops the proxy. The caller checks what the mounts could not stop (sandboxCleanup.ts, `watch`).
+// On macOS the same lists become the sandbox engine's Seatbelt profile (sandboxMacos.ts), its
+// connections judged by the same proxy on two loopback ports; Windows has no sandbox here yet
+// (sandboxProbe.ts says what its install lacks; sandboxWindows.ts is the configuration it would get).
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { locateProgram, type CommandShell, type SandboxLaunch } from './commandProcess.js';
+import { seatbeltLaunch } from './sandboxMacos.js';
 import { sandboxPlan, type ProtectedWatch } from './sandboxMounts.js';
-import { bridgeLaunch, bridgeMissing, bridgeTools, startCommandProxy, type CommandProxy } from './sandboxNetwork.js';
+import { bridgeLaunch, bridgeMissing, bridgeTools, startCommandProxy, type CommandProxy, type ConnectionJudge, type TcpCommandProxy } from './sandboxNetwork.js';
+import { platformSandboxInputs, type PlatformNetwork } from './sandboxPlatforms.js';
 import { sandboxAvailability } from './sandboxProbe.js';
 import { unixSocketFilter } from './sandboxSeccomp.js';
 import type { ToolSandbox } from './tools.js';
@@ -29,6 +37,7 @@ export async function prepareSandbox(workspaceFolder: string, cwd: string, sandb
   const available = sandboxAvailability();
   // The decision said sandboxed: a machine that cannot is an error here, never a silent fallback.
   if (!available.available) throw new SandboxUnavailableError(available.reason);
+  if ('sandboxExec' in available) return prepareSeatbelt(workspaceFolder, cwd, sandbox, shell, available.sandboxExec);
   const plan = sandboxPlan({
     workspaceFolder, cwd, network: sandbox.network,
     protectedFiles: sandbox.protectedFiles, protectedWritable: sandbox.protectedWritable, userNamespace: available.userNamespace,
@@ -45,12 +54,56 @@ export async function prepareSandbox(workspaceFolder: string, cwd: string, sandb
   const found = bridgeTools(locateProgram);
   const missing = bridgeMissing(found);
   if (missing !== undefined) return { ...offline, networkMissing: missing };
-  // A run with no judge (outside a session) refuses every connection.
-  const connections = sandbox.connections ?? { judge: async () => ({ allow: false as const, reason: 'no one can judge this connection' }), namedHosts: [] };
+  const connections = connectionsOf(sandbox);
   const proxy: CommandProxy = await startCommandProxy({ judge: connections.judge, namedHosts: connections.namedHosts });
   const bridge = bridgeLaunch(proxy.dir, { socat: found.socat!, applySeccomp: found.applySeccomp! }, shell);
   return {
     launch: { bwrap: available.bwrap, args: [...plan.args, ...bridge.args], wrapper: bridge.wrapper, ...passEnv },
     watch: plan.watch, hostsJudged: true, close: () => proxy.close(),
   };
+}
+
+/** The run's judge; a run with no judge (outside a session) refuses every connection. */
+function connectionsOf(sandbox: Omit<ToolSandbox, 'onUndone'>): { judge: ConnectionJudge; namedHosts: readonly string[] } {
+  return sandbox.connections ?? { judge: async () => ({ allow: false as const, reason: 'no one can judge this connection' }), namedHosts: [] };
+}
+
+/**
+ * macOS: the engine's Seatbelt profile from the same lists (sandboxPlatforms.ts), a private
+ * temporary folder (TMPDIR) of the run's own, and for judged hosts the run's proxy on two
+ * 127.0.0.1 ports, the only addresses the profile lets the command reach.
+ */
+async function prepareSeatbelt(
+  workspaceFolder: string, cwd: string, sandbox: Omit<ToolSandbox, 'onUndone'>, shell: CommandShell, sandboxExec: string,
+): Promise<PreparedSandbox> {
+  // What sandboxCleanup.ts checks afterwards (hard-linked protected files above all: Seatbelt judges names).
+  const { watch } = sandboxPlan({
+    workspaceFolder, cwd, network: sandbox.network,
+    protectedFiles: sandbox.protectedFiles, protectedWritable: sandbox.protectedWritable, userNamespace: false,
+  });
+  const privateTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentpolicy-tmp-'));
+  let proxy: TcpCommandProxy | undefined;
+  const close = async (): Promise<void> => {
+    await proxy?.close();
+    fs.rmSync(privateTmp, { recursive: true, force: true });
+  };
+  try {
+    let network: PlatformNetwork = sandbox.network ? { kind: 'open' } : { kind: 'off' };
+    if (!sandbox.network && sandbox.judgesHosts) {
+      const connections = connectionsOf(sandbox);
+      proxy = await startCommandProxy({ judge: connections.judge, namedHosts: connections.namedHosts, listen: 'tcp' });
+      network = { kind: 'proxy', httpPort: proxy.httpPort, socksPort: proxy.socksPort };
+    }
+    const inputs = platformSandboxInputs({
+      workspaceFolder, cwd, privateTmp, protectedFiles: sandbox.protectedFiles, protectedWritable: sandbox.protectedWritable,
+      unreadable: sandbox.unreadable?.() ?? [], home: sandbox.home ?? os.homedir(), env: process.env,
+      ...(sandbox.env ? { passEnv: sandbox.env } : {}), network,
+    });
+    const wrapped = seatbeltLaunch(inputs, shell.path);
+    const launch: SandboxLaunch = { kind: 'prefix', bwrap: sandboxExec, args: ['-p', wrapped.profile], argv: wrapped.argv, ...(sandbox.env ? { passEnv: sandbox.env } : {}) };
+    return { launch, watch, hostsJudged: proxy !== undefined, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }

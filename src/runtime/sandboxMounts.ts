@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { realpathOfExistingPrefix } from '../policy/paths.js';
+import { privateCacheArgs } from './sandboxEnvironment.js';
 import { isolationArgs } from './sandboxProbe.js';
 import { hiddenPaths, hideArgs, type HiddenPath } from './sandboxReads.js';
 
@@ -176,6 +177,7 @@ export function sandboxPlan(options: SandboxPlanOptions): SandboxPlan {
     // After every bind that could show them again: bwrap mounts in order.
     ...hideArgs(hidden),
     ...isolationArgs({ network: options.network, userNamespace: options.userNamespace }),
+    ...privateCacheArgs(),
     '--chdir', options.cwd,
   ];
   return { args, binds, hidden, watch };

@@ -19,9 +19,13 @@ import type { ConnectionTarget } from '../policy/connection.js';
 
 /** Where the proxy sockets appear inside the sandbox: its private /tmp, so no other process sees them. */
 export const SANDBOX_PROXY_DIR = '/tmp/.agentpolicy-proxy';
-/** The loopback ports socat listens on inside the sandbox (the usual ones: tools default to them). */
+/**
+ * Where the seccomp helper appears inside the sandbox: its own path may be hidden there (an
+ * extension installed under /tmp is behind the sandbox's private /tmp), so it is bound in.
+ */
+const SANDBOX_HELPER = '/tmp/.agentpolicy-helper/apply-seccomp';
+/** The loopback port socat listens on inside the sandbox, for HTTP and SOCKS5 alike (HTTP's usual proxy port). */
 export const HTTP_PROXY_PORT = 3128;
-export const SOCKS_PROXY_PORT = 1080;
 
 /** What the policy (or a person) says about one connection. */
 export type ConnectionAnswer = { allow: true } | { allow: false; reason: string };
@@ -29,11 +33,23 @@ export type ConnectionAnswer = { allow: true } | { allow: false; reason: string 
 /** Decides one connection of this command. Called once per connection; never throws (a throw refuses). */
 export type ConnectionJudge = (target: ConnectionTarget) => Promise<ConnectionAnswer>;
 
-/** One command's proxy: its two sockets, in a folder only this user can enter. */
+/** One command's proxy: its socket, in a folder only this user can enter. */
 export interface CommandProxy {
-  /** The folder holding `http.sock` and `socks.sock` (bind it at SANDBOX_PROXY_DIR). */
+  /** The folder holding `proxy.sock`, HTTP and SOCKS5 on one socket (bind it at SANDBOX_PROXY_DIR). */
   readonly dir: string;
   /** Stops listening, ends every connection still open, removes the folder. */
+  close(): Promise<void>;
+}
+
+/**
+ * One command's proxy on two TCP ports of 127.0.0.1 (`listen: 'tcp'`): for macOS's Seatbelt and
+ * Windows, whose sandboxes reach the host only on loopback ports (sandboxPlatforms.ts). Unlike the
+ * sockets of a private folder, a loopback port can be reached by any local process of any user.
+ */
+export interface TcpCommandProxy {
+  readonly httpPort: number;
+  readonly socksPort: number;
+  /** Stops listening and ends every connection still open. */
   close(): Promise<void>;
 }
 
@@ -43,13 +59,22 @@ export interface CommandProxyOptions {
   namedHosts: readonly string[];
   /** Told each connection's answer (for the audit and the transcript). */
   onConnection?(target: ConnectionTarget, answer: ConnectionAnswer): void;
+  /**
+   * Where the proxy listens: `unix` (the default, Linux), one socket in a private folder that
+   * takes HTTP and SOCKS5 alike (one relay in the sandbox, not two); `tcp`, two ephemeral ports
+   * of 127.0.0.1 (macOS and Windows).
+   */
+  listen?: 'unix' | 'tcp';
 }
 
 /** Starts the proxy for one command. */
-export async function startCommandProxy(options: CommandProxyOptions): Promise<CommandProxy> {
-  sweepStaleProxyDirs();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${PROXY_DIR_PREFIX}${process.pid}-`));
-  fs.chmodSync(dir, 0o700);
+export async function startCommandProxy(options: CommandProxyOptions & { listen?: 'unix' }): Promise<CommandProxy>;
+export async function startCommandProxy(options: CommandProxyOptions & { listen: 'tcp' }): Promise<TcpCommandProxy>;
+export async function startCommandProxy(options: CommandProxyOptions): Promise<CommandProxy | TcpCommandProxy> {
+  const tcp = options.listen === 'tcp';
+  if (!tcp) sweepStaleProxyDirs();
+  const dir = tcp ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), `${PROXY_DIR_PREFIX}${process.pid}-`));
+  if (dir !== undefined) fs.chmodSync(dir, 0o700);
   const guard = createResolvedAddressGuard({ allowedDomains: options.namedHosts });
   const decide = async (port: number, host: string, explain?: (reason: string) => void): Promise<boolean> => {
     let answer: ConnectionAnswer;
@@ -84,20 +109,67 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
     track(socket);
     socks.handleConnection(socket);
   });
-  await Promise.all([listen(httpListener, path.join(dir, 'http.sock')), listen(socksListener, path.join(dir, 'socks.sock'))]);
   let closed: Promise<void> | undefined;
-  return {
-    dir,
-    close: () =>
-      (closed ??= (async () => {
-        httpListener.close();
-        socksListener.close();
-        for (const socket of sockets) socket.destroy();
-        await socks.close().catch(() => undefined);
-        http.close();
-        fs.rmSync(dir, { recursive: true, force: true });
-      })()),
+  const close = (): Promise<void> =>
+    (closed ??= (async () => {
+      httpListener.close();
+      socksListener.close();
+      for (const socket of sockets) socket.destroy();
+      await socks.close().catch(() => undefined);
+      http.close();
+      if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
+    })());
+  if (dir === undefined) {
+    try {
+      await Promise.all([listenTcp(httpListener), listenTcp(socksListener)]);
+    } catch (error) {
+      await close();
+      throw error;
+    }
+    return { httpPort: portOf(httpListener), socksPort: portOf(socksListener), close };
+  }
+  // One socket for both: SOCKS clients open with the version byte (4 or 5), HTTP with a method's letter.
+  const both = net.createServer((socket) => {
+    socket.once('readable', () => {
+      const first = socket.read(1) as Buffer | null;
+      if (first === null) {
+        socket.destroy();
+        return;
+      }
+      socket.unshift(first);
+      (first[0] === 0x04 || first[0] === 0x05 ? socksListener : httpListener).emit('connection', socket);
+    });
+    socket.on('error', () => socket.destroy());
+  });
+  const closeBoth = close;
+  const closeAll = (): Promise<void> => {
+    both.close();
+    return closeBoth();
   };
+  try {
+    await listen(both, path.join(dir, 'proxy.sock'));
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+  return { dir, close: closeAll };
+}
+
+/** Listens on an ephemeral port of 127.0.0.1 only (never every address: the proxy is this machine's alone). */
+function listenTcp(server: net.Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host: '127.0.0.1', port: 0, exclusive: true }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function portOf(server: net.Server): number {
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the proxy has no TCP port');
+  return address.port;
 }
 
 const PROXY_DIR_PREFIX = 'agentpolicy-net-';
@@ -223,7 +295,8 @@ function proxyEnvironment(): string[] {
   const http = `http://127.0.0.1:${HTTP_PROXY_PORT}`;
   const vars: Array<[string, string]> = [
     ['HTTP_PROXY', http], ['HTTPS_PROXY', http],
-    ['ALL_PROXY', `socks5h://127.0.0.1:${SOCKS_PROXY_PORT}`], ['NO_PROXY', 'localhost,127.0.0.1,::1'],
+    // The same port: the proxy tells SOCKS from HTTP by the first byte.
+    ['ALL_PROXY', `socks5h://127.0.0.1:${HTTP_PROXY_PORT}`], ['NO_PROXY', 'localhost,127.0.0.1,::1'],
   ];
   const out: string[] = [];
   for (const [name, value] of vars) out.push('--setenv', name, value, '--setenv', name.toLowerCase(), value);
@@ -238,16 +311,15 @@ function proxyEnvironment(): string[] {
  * (`"$@"`: apply-seccomp, the shell, its arguments and the command line, never re-quoted).
  */
 const bridgeScript = (socat: string): string => [
-  `${shellQuote(socat)} TCP-LISTEN:${HTTP_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${SANDBOX_PROXY_DIR}/http.sock >/dev/null 2>&1 &`,
-  `${shellQuote(socat)} TCP-LISTEN:${SOCKS_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${SANDBOX_PROXY_DIR}/socks.sock >/dev/null 2>&1 &`,
+  `${shellQuote(socat)} TCP-LISTEN:${HTTP_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${SANDBOX_PROXY_DIR}/proxy.sock >/dev/null 2>&1 &`,
+  // The namespace is new: until socat listens, /proc/net/tcp holds its header line alone.
+  'listening() {',
+  `  while read -r _sl _local _remote _state _rest; do case "$_local:$_state" in *:${hexPort(HTTP_PROXY_PORT)}:0A) return 0 ;; esac; done < /proc/net/tcp`,
+  '  return 1',
+  '}',
   'i=0',
-  'while [ "$i" -lt 5000 ]; do',
-  '  n=0',
-  `  while read -r _sl _local _remote _state _rest; do case "$_local:$_state" in *:${hexPort(HTTP_PROXY_PORT)}:0A|*:${hexPort(SOCKS_PROXY_PORT)}:0A) n=$((n+1)) ;; esac; done < /proc/net/tcp`,
-  '  [ "$n" -ge 2 ] && break',
-  '  i=$((i+1))',
-  'done',
-  'unset i n _sl _local _remote _state _rest',
+  'until listening; do i=$((i+1)); [ "$i" -lt 20000 ] || break; done',
+  'unset -f listening; unset i _sl _local _remote _state _rest',
   'exec "$@"',
 ].join('\n');
 
@@ -262,7 +334,10 @@ function hexPort(port: number): string {
 /** bubblewrap's extra arguments and the wrapper for a command whose connections go through `proxyDir`'s sockets. */
 export function bridgeLaunch(proxyDir: string, found: { socat: string; applySeccomp: string }, shell: { path: string; isBash: boolean }): { args: string[]; wrapper: string[] } {
   return {
-    args: ['--bind', proxyDir, SANDBOX_PROXY_DIR, ...proxyEnvironment(), ...helperCapabilities(), '--setenv', 'SRT_ALLOW_NESTED_USERNS', '0'],
-    wrapper: [shell.path, ...(shell.isBash ? ['--noprofile', '--norc'] : []), '-c', bridgeScript(found.socat), 'agentpolicy-network-bridge', found.applySeccomp],
+    args: [
+      '--bind', proxyDir, SANDBOX_PROXY_DIR, '--ro-bind', found.applySeccomp, SANDBOX_HELPER,
+      ...proxyEnvironment(), ...helperCapabilities(), '--setenv', 'SRT_ALLOW_NESTED_USERNS', '0',
+    ],
+    wrapper: [shell.path, ...(shell.isBash ? ['--noprofile', '--norc'] : []), '-c', bridgeScript(found.socat), 'agentpolicy-network-bridge', SANDBOX_HELPER],
   };
 }

@@ -260,8 +260,7 @@ export async function startSession(agent: RootAgentDefinition, options: StartSes
   tree.audit({ event: 'session-started', session: session.id, agent: agent.name });
   if (agent.builtins.commands || agent.subagents.some((s) => s.builtins.commands)) {
     // Said plainly at the start: whether this session's commands run sandboxed here, and why not.
-    const source = tree.policySource;
-    const line = sessionSandboxLine(typeof source === 'function' ? source() : source);
+    const line = sessionSandboxLine(tree.currentPolicy());
     tree.emit({ type: 'sandbox', sessionId: session.id, available: line.available, message: line.text });
   }
   if (agent.subagents.length > 0 && agent.builtins.subagents) {

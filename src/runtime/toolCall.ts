@@ -8,7 +8,7 @@
 import type { ToolCall } from '../policy/call.js';
 import { canonicalJson, InputTooDeepError } from '../policy/compile.js';
 import { permissionModeDecision } from '../policy/lint.js';
-import type { Policy, PolicyDecision } from '../policy/policy.js';
+import type { PolicyDecision } from '../policy/policy.js';
 import { OpenApproval, type ApprovalRequest } from './answers.js';
 import { auditParts, inputDigest, summarizeInput, truncate, type AuditEntry } from './audit.js';
 import { openCallback } from './callbacks.js';
@@ -33,22 +33,12 @@ type ToolCallEvent = Omit<Extract<RuntimeEvent, { type: 'tool-call' }>, 'type' |
 type RunSandbox = Omit<ToolSandbox, 'onUndone'>;
 type AuditBase = Omit<AuditEntry, 'time' | 'event'>;
 
-/** The policy in force now (a source may be a getter: the editor reloads it), or undefined. */
-function currentPolicy(tree: Tree): Policy | undefined {
-  const source = tree.policySource;
-  return typeof source === 'function' ? source() : source;
-}
 
-/** Workspace trust now. */
-function trustedNow(tree: Tree): boolean {
-  const trust = tree.options.trusted;
-  return typeof trust === 'function' ? trust() : (trust ?? true);
-}
 
 /** The policy's decision on a call, or the permission mode's when the tree has no policy. */
 export function decide(tree: Tree, call: ToolCall): PolicyDecision {
-  const policy = currentPolicy(tree);
-  const trusted = trustedNow(tree);
+  const policy = tree.currentPolicy();
+  const trusted = tree.trustedNow();
   const fallback = permissionModeDecision(tree.permissionMode);
   if (!policy) {
     const sandbox = permissionModeSandbox(call.tool.id, fallback);
@@ -160,7 +150,7 @@ export class ToolCalls {
   }
 
   private runSandbox(decision: PolicyDecision, tool: RuntimeTool, allowed: AllowedBy): RunSandbox | undefined {
-    return runSandbox(decision, tool.id, allowed, this.tree.protectedPaths(), deniedPathsOf(() => currentPolicy(this.tree), this.tree.workspaceFolder));
+    return runSandbox(decision, tool.id, allowed, this.tree.protectedPaths(), deniedPathsOf(() => this.tree.currentPolicy(), this.tree.workspaceFolder));
   }
 
   /** How a run_command call runs (or would run, once a person allows it), for its event and audit line; nothing for other tools. */
@@ -248,7 +238,7 @@ export class ToolCalls {
     const connections = run?.judgesHosts ? this.connections(turn, tool, input) : undefined;
     const sandbox = run ? {
       ...run, onUndone: (undone: readonly string[], left: readonly string[]) => this.undone(turn, tool, auditBase, undone, left),
-      ...(connections ? { connections: { judge: connections.judge, namedHosts: currentPolicy(this.tree)?.namedHosts() ?? [] } } : {}),
+      ...(connections ? { connections: { judge: connections.judge, namedHosts: this.tree.currentPolicy()?.namedHosts() ?? [] } } : {}),
     } : undefined;
     try {
       const result = await this.tree.track(async () => {
@@ -285,8 +275,8 @@ export class ToolCalls {
     const command = typeof (input as { command?: unknown }).command === 'string' ? (input as { command: string }).command : '';
     return commandConnections({
       tree: this.tree, session: this.session, turn, tool, command,
-      policy: () => currentPolicy(this.tree),
-      trusted: () => trustedNow(this.tree),
+      policy: () => this.tree.currentPolicy(),
+      trusted: () => this.tree.trustedNow(),
     });
   }
 

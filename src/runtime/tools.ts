@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import type { ToolAnnotations, ToolDescriptor, ToolKind } from '../policy/call.js';
 import { withoutSchemaUri } from './model.js';
+import type { SandboxLaunch } from './commandProcess.js';
 import type { ConnectionJudge } from './sandboxNetwork.js';
 
 export interface ToolRunContext {
@@ -95,7 +96,55 @@ export interface ToolSource {
   /** The prefix of its tools' stable ids, e.g. `mcp.filesystem`. */
   readonly id: string;
   readonly name: string;
-  connect(context: { sessionId: string; workspaceFolder: string }): ToolConnection;
+  connect(context: ToolSourceContext): ToolConnection;
+}
+
+/** What a source is connected with: the session tree's root session and folder, and (in a session) how a process it starts runs sandboxed. */
+export interface ToolSourceContext {
+  sessionId: string;
+  workspaceFolder: string;
+  /** Set by sessions (serverSandbox.ts): the policy's `sandboxServers`, and the sandbox a server's process runs in. */
+  sandbox?: ServerSandboxHost;
+}
+
+/**
+ * What a tool source that starts a process (a stdio MCP server) needs of the session tree to run
+ * it in the sandbox when the policy says so (docs/mcp.md, "Sandboxed servers").
+ */
+export interface ServerSandboxHost {
+  /** Why the policy in force says the server `name`'s process runs sandboxed (its `sandboxServers`), or undefined when it does not. */
+  required(name: string): string | undefined;
+  /** Why there is no sandbox on this machine, or undefined when there is. */
+  unavailable(): string | undefined;
+  /** Prepares one run of the server's process; throws where there is no sandbox. */
+  prepare(run: ServerSandboxRun): Promise<PreparedServerSandbox>;
+}
+
+export interface ServerSandboxRun {
+  /** The server's name (`.vscode/mcp.json`). */
+  server: string;
+  /** Its command line as written (variables unresolved), shell-quoted: the command its connections are judged for. */
+  command: string;
+  /** Where the process starts (absolute). */
+  cwd: string;
+  /** Why it runs sandboxed (`required`'s answer), for the audit. */
+  reason: string;
+  /** The session and turn whose call of the server runs now, if one does: a host no rule decides is asked there. */
+  caller(): { sessionId: string; turnId: string } | undefined;
+}
+
+export interface PreparedServerSandbox {
+  launch: SandboxLaunch;
+  /** Each connection is judged through the run's own proxy. */
+  hostsJudged: boolean;
+  /** Why its connections cannot be judged here (so it has no network), when that is so. */
+  networkMissing?: string;
+  /** How it runs, in a sentence for the log and the transcript. */
+  description: string;
+  /** The process is starting: the audit and the session's transcript say so (throws when the audit log cannot record it: then it is not started). */
+  started(): void;
+  /** The process ended (or never started): its questions close, its proxy stops, changes to protected paths are undone. */
+  close(): Promise<void>;
 }
 
 export interface ToolConnection {

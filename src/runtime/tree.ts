@@ -65,13 +65,24 @@ export class Tree implements CallbackHost {
 
   private protectedFor: { policy: Policy | undefined; paths: readonly string[] } | undefined;
 
+  /** The policy in force now (a source may be a getter: the editor reloads it), or undefined. */
+  currentPolicy(): Policy | undefined {
+    const source = this.policySource;
+    return typeof source === 'function' ? source() : source;
+  }
+
+  /** Workspace trust now. */
+  trustedNow(): boolean {
+    const trust = this.options.trusted;
+    return typeof trust === 'function' ? trust() : (trust ?? true);
+  }
+
   /**
    * The protected paths in force: `protectedFiles` and the policy's `persistenceFiles`, read
    * again when the policy changes (worked out once per policy).
    */
   protectedPaths(): readonly string[] {
-    const source = this.policySource;
-    const policy = typeof source === 'function' ? source() : source;
+    const policy = this.currentPolicy();
     if (this.protectedFor !== undefined && this.protectedFor.policy === policy) return this.protectedFor.paths;
     const added = policy?.persistenceFiles() ?? [];
     const paths = added.length === 0 ? this.protectedFiles : [...this.protectedFiles, ...added.map((f) => path.resolve(this.workspaceFolder, f))];

@@ -28,6 +28,7 @@ export function callbackKind(type: OpenCallback['type']): string {
 
 /** The label of a callback in the tree and the quick pick. */
 export function callbackLabel(c: OpenCallback): string {
+  if (c.type === 'approval' && c.request.connection) return l10n.t('Reach {0}', `${c.request.connection.host}:${c.request.connection.port}`);
   if (c.type === 'approval') return c.request.tool.id;
   if (c.type === 'elicitation') return l10n.t('{0} asks for input', c.request.source.name);
   if (c.type === 'result-review') return l10n.t('Review result: {0}', c.request.tool.id);
@@ -145,6 +146,15 @@ export function askMessage(hosted: ListedSession, c: OpenCallback): string {
     return defang(c.request.ok
       ? l10n.t('Agent Policy: review the result of {0} before {1} sees it: {2}, {3} characters — held by {4}.', ...args)
       : l10n.t('Agent Policy: review the result of {0} before {1} sees it: {2}, {3} characters (it failed; its error is the result) — held by {4}.', ...args));
+  }
+  const connection = c.request.connection;
+  if (connection) {
+    // A running sandboxed command's connection: the host is the question, the command its context.
+    const why = c.request.decision?.rule ? l10n.t('asked by {0}', describeRule(c)) : l10n.t('no rule with domains or urls decides this host for this command');
+    if (c.request.tool.kind === 'mcp') {
+      return defang(l10n.t('Agent Policy: the sandboxed MCP server {0} ({1}) wants to reach {2} — {3}.', c.request.tool.id.replace(/^mcp\./, ''), describeAsker(hosted, c), `${connection.host}:${connection.port}`, why));
+    }
+    return defang(l10n.t('Agent Policy: a sandboxed command of {0} wants to reach {1}: {2} — {3}.', describeAsker(hosted, c), `${connection.host}:${connection.port}`, summarizeInput(connection.command, 80), why));
   }
   // Managed controls: why no longer grant is offered than the buttons show (the engine's sentence, English).
   const capped = c.request.decision?.ask?.cappedBy;

@@ -1,5 +1,7 @@
 // A status bar item with the number of open callbacks; it opens the tree. Its tooltip also says
-// whether commands run sandboxed here, and why not. Shown at activation with none open (a window
+// whether commands run sandboxed here, and why not, and, where bubblewrap runs but socat or the
+// sandbox engine's seccomp helper is missing, that sandboxed commands have no network and what to
+// install (describeSandbox's sentence says all of it). Shown at activation with none open (a window
 // starts with none: what a reload interrupted can no longer be answered); the core keeps it current.
 import * as vscode from 'vscode';
 
@@ -22,7 +24,7 @@ export class StatusBar implements vscode.Disposable {
     this.update();
   }
 
-  /** Whether commands run sandboxed here (describeSandbox's sentence). */
+  /** Whether commands run sandboxed here, and with what network (describeSandbox's sentence). */
   setSandbox(sentence: string): void {
     this.sandbox = sentence;
     this.update();

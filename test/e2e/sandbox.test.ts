@@ -41,11 +41,11 @@ describe('The sandbox in VS Code (e2e)', function () {
     await v.screenshot('sandbox-transcript');
     assert.equal(fs.readFileSync(path.join(v.workspace, POLICY), 'utf8'), before, 'the policy file is unchanged');
     assert.match(t, /^sandbox: Commands run sandboxed here \(bubblewrap/m, `the transcript starts by saying commands are sandboxed:\n${t}`);
-    assert.match(t, /builtin\.run_command .*-> allow \(workspace \.agentpolicy\.jsonc:\d+ "node"\) \[sandboxed, no network\]/, `the call ran sandboxed, without network:\n${t}`);
+    assert.match(t, /builtin\.run_command .*-> allow \(workspace \.agentpolicy\.jsonc:\d+ "node"\) \[sandboxed, hosts judged\]/, `the call ran sandboxed, its connections judged per host:\n${t}`);
     assert.match(t, /next step ran: atlas: €129\.00/, `the next scripted step ran:\n${t}`);
     assert.match(t, /attempt exit 1, sandboxed true, network false/, t);
     assert.match(t, /EROFS|read-only file system/i, `the result says read-only file system:\n${t}`);
-    assert.match(t, /\[sandbox: this command ran in the sandbox: the workspace's protected files and everything outside the workspace folder \(but a private \/tmp\) are read-only, and the network is off/, t);
+    assert.match(t, /\[sandbox: this command ran in the sandbox: the workspace's protected files and everything outside the workspace folder \(but a private \/tmp\) are read-only, and the network reaches only the hosts the policy allows/, t);
     assert.doesNotMatch(t, /hook:protected-files/, 'no hook asked: only the sandbox was in the way');
   });
 });

@@ -5,9 +5,12 @@
 // proxy's loopback guard. A property: no connection is ever allowed without an allow rule
 // with domains or urls, and never past a matching deny.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import fc from 'fast-check';
-import { connectionUrl, type ConnectionTarget } from '../../src/policy/connection.js';
+import { connectionCall, connectionUrl, type ConnectionTarget } from '../../src/policy/connection.js';
+import { ruleSuggestions } from '../../src/policy/ruleSuggestions.js';
 import type { DecideOptions } from '../../src/policy/decision.js';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
@@ -71,6 +74,25 @@ describe('a sandboxed command\'s connection, judged by the rules with domains or
   it('an untrusted workspace\'s allow only asks; a broken layer asks', () => {
     const p = policy([NPM]);
     assert.equal(judge(p, 'npm ci', { host: 'registry.npmjs.org', port: 443 }, { trusted: false }).decision, 'ask');
+  });
+
+  it('the shipped balanced policy lets npm and pip reach their registries sandboxed, asks for other hosts, refuses paste sites', () => {
+    const file = path.join(__dirname, '..', '..', 'policies', 'balanced.agentpolicy.jsonc');
+    const p = new Policy({ workspace: loadPolicyText(fs.readFileSync(file, 'utf8'), file) });
+    assert.equal(judge(p, 'npm ci', { host: 'registry.npmjs.org', port: 443 }).rule?.id, 'registries');
+    assert.equal(judge(p, 'npm ci', { host: 'registry.npmjs.org', port: 443 }).decision, 'allow');
+    assert.equal(judge(p, 'pip install -r requirements.txt', { host: 'files.pythonhosted.org', port: 443 }).decision, 'allow');
+    assert.equal(judge(p, 'npm ci', { host: 'evil.example', port: 443 }).decision, 'ask');
+    assert.equal(judge(p, 'git fetch', { host: 'registry.npmjs.org', port: 443 }).decision, 'ask');
+    assert.equal(judge(p, 'npm ci', { host: 'pastebin.com', port: 443 }).decision, 'deny');
+  });
+
+  it('"Allow and Add Rule…" on a host\'s question offers a domains rule that decides that host next time', () => {
+    const call = connectionCall('npm ci', { host: 'registry.example', port: 443 }, 'main');
+    const host = ruleSuggestions(call, { workspaceFolder: os.tmpdir(), followSymlinks: false }).find((s) => s.kind === 'host');
+    assert.deepEqual(host?.rule, { id: 'allow-run-command-registry-example', tools: ['builtin.run_command'], domains: ['registry.example'], decision: 'allow' });
+    const p = policy([host!.rule]);
+    assert.equal(judge(p, 'npm ci', { host: 'registry.example', port: 443 }).decision, 'allow');
   });
 
   it('lists the hosts the rules name exactly, for the proxy\'s loopback guard', () => {

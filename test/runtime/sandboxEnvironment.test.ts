@@ -139,5 +139,19 @@ describe('sandbox environment: credential variables', () => {
       assert.ok(inside.has('GITHUB_TOKEN'));
       assert.ok(!inside.has('MY_SERVICE_API_KEY') && !inside.has('AWS_SECRET_ACCESS_KEY'));
     });
+
+    it('points npm\'s and pip\'s caches at the private /tmp, where npm can write (the home folder is read-only)', async function () {
+      if (!fs.existsSync('/usr/bin/npm') && !process.env.PATH?.split(':').some((d) => fs.existsSync(path.join(d, 'npm')))) this.skip();
+      const context: ToolRunContext = {
+        sessionId: 's', turnId: 't', agent: 'main', workspaceFolder: ws, signal: new AbortController().signal,
+        sandbox: { network: false, protectedWritable: false, protectedFiles: [] },
+      };
+      const tool = runCommandTool();
+      const checked = tool.check({ command: 'npm config get cache && mkdir -p "$(npm config get cache)/x" && echo $XDG_CACHE_HOME $PIP_CACHE_DIR' });
+      if (!checked.ok) throw new Error(checked.error);
+      const result = (await tool.run(checked.value, context)) as RunCommandResult;
+      assert.equal(result.exitCode, 0, result.stderr);
+      assert.equal(result.stdout, '/tmp/.cache/npm\n/tmp/.cache /tmp/.cache/pip\n');
+    });
   });
 });

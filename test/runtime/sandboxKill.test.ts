@@ -8,35 +8,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { probeSandbox } from '../../src/runtime/sandboxProbe.js';
+import { liveProcesses, until } from '../liveProcesses.js';
 
 const probe = probeSandbox();
 const CHILD = path.join(__dirname, 'children', 'sandboxedSleep.ts');
-
-/** Live (not zombie) processes whose command line contains `text`, other than this one. */
-function alive(text: string): Array<{ pid: number; cmd: string }> {
-  const out: Array<{ pid: number; cmd: string }> = [];
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      const cmd = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      if (cmd.includes(text)) out.push({ pid: Number(name), cmd });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return check();
-}
 
 describe('a sandboxed command when its runner is killed outright (real bubblewrap)', function () {
   this.timeout(60_000);
@@ -53,15 +28,15 @@ describe('a sandboxed command when its runner is killed outright (real bubblewra
       const marker = `${process.pid}${mode === 'net' ? 1 : 0}${Date.now() % 100000}`;
       const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ws, marker, mode], { stdio: 'ignore' });
       try {
-        assert.ok(await until(() => fs.existsSync(path.join(ws, 'up.txt')) && alive(`sleep 30`).filter((p) => p.cmd.includes(marker)).length >= 3, 20_000), 'the sandboxed processes did not start');
-        const bwrapPids = alive('bwrap').filter((p) => p.cmd.includes(ws)).map((p) => p.pid);
+        assert.ok(await until(() => fs.existsSync(path.join(ws, 'up.txt')) && liveProcesses(`sleep 30`).filter((p) => p.cmd.includes(marker)).length >= 3, 20_000), 'the sandboxed processes did not start');
+        const bwrapPids = liveProcesses('bwrap').filter((p) => p.cmd.includes(ws)).map((p) => p.pid);
         assert.ok(bwrapPids.length > 0);
         child.kill('SIGKILL');
-        const gone = await until(() => alive(marker).length === 0 && bwrapPids.every((pid) => !alive('bwrap').some((p) => p.pid === pid)) && (mode === 'nonet' || alive('.agentpolicy-proxy/').length === 0), 10_000);
-        assert.ok(gone, `left behind: ${JSON.stringify([...alive(marker), ...alive('.agentpolicy-proxy/'), ...alive('bwrap').filter((p) => bwrapPids.includes(p.pid))])}`);
+        const gone = await until(() => liveProcesses(marker).length === 0 && bwrapPids.every((pid) => !liveProcesses('bwrap').some((p) => p.pid === pid)) && (mode === 'nonet' || liveProcesses('.agentpolicy-proxy/').length === 0), 10_000);
+        assert.ok(gone, `left behind: ${JSON.stringify([...liveProcesses(marker), ...liveProcesses('.agentpolicy-proxy/'), ...liveProcesses('bwrap').filter((p) => bwrapPids.includes(p.pid))])}`);
       } finally {
         child.kill('SIGKILL');
-        for (const p of alive(marker)) process.kill(p.pid, 'SIGKILL');
+        for (const p of liveProcesses(marker)) process.kill(p.pid, 'SIGKILL');
         fs.rmSync(ws, { recursive: true, force: true });
       }
     });

@@ -79,11 +79,11 @@ describe('the sandbox network: each connection judged by the command\'s own prox
     assert.deepEqual(asked.map((t) => t.host), [host.names.allowed, host.names.other]);
   });
 
-  it('judges a bare address as itself, and through SOCKS as through HTTP', async () => {
+  it('judges a bare address as itself, and through SOCKS (on the same port) as through HTTP', async () => {
     const bare = await run(`curl -sSf http://${host.addresses.other}/`, onlyAllowed);
     assert.notEqual(bare.result.exitCode, 0);
     assert.deepEqual(bare.asked.map((t) => t.host), [host.addresses.other]);
-    const socks = await run(`curl -sSf --proxy socks5h://127.0.0.1:1080 http://${host.names.allowed}/s && curl -sSf --proxy socks5h://127.0.0.1:1080 http://${host.names.other}/`, onlyAllowed);
+    const socks = await run(`curl -sSf --proxy socks5h://127.0.0.1:3128 http://${host.names.allowed}/s && curl -sSf --proxy socks5h://127.0.0.1:3128 http://${host.names.other}/`, onlyAllowed);
     assert.match(socks.result.stdout, /"path":"\/s"/);
     assert.notEqual(socks.result.exitCode, 0);
     assert.deepEqual(socks.asked.map((t) => t.host), [host.names.allowed, host.names.other]);
