@@ -12,6 +12,8 @@ import * as path from 'node:path';
 export interface TestHostOptions {
   /** Ports the server listens on, on both addresses; default [80]. */
   ports?: number[];
+  /** HTTPS ports too, with a certificate the test makes for the host's two names. */
+  tls?: { ports: number[]; certificate(names: TestHost['names']): { key: string; cert: string } };
 }
 
 export interface TestHost {
@@ -22,6 +24,8 @@ export interface TestHost {
   /** `root` is the root namespace's end of the veth; `allowed` and `other` are in the namespace. */
   addresses: { root: string; allowed: string; other: string };
   ports: number[];
+  /** The HTTPS ports (options.tls), if any. */
+  tlsPorts: number[];
   /** The server's process id. */
   serverPid: number;
   /** Stops the server, deletes the namespace and its veth and removes the /etc/hosts block. */
@@ -105,8 +109,11 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
     ip('-n', ns, 'link', 'set', nsVeth, 'up');
     ip('-n', ns, 'link', 'set', 'lo', 'up');
 
-    server = spawn('ip', ['netns', 'exec', ns, process.execPath, SERVER, ...ports.map(String)], {
+    const tls = options.tls ? options.tls.certificate(names) : undefined;
+    const tlsArgs = (options.tls?.ports ?? []).map((p) => `tls:${p}`);
+    server = spawn('ip', ['netns', 'exec', ns, process.execPath, SERVER, ...ports.map(String), ...tlsArgs], {
       stdio: ['pipe', 'pipe', 'inherit'],
+      ...(tls ? { env: { ...process.env, NETHOST_TLS_KEY: tls.key, NETHOST_TLS_CERT: tls.cert } } : {}),
     });
     serverPid = await waitReady(server);
     // A test that forgets stop() must not keep the process alive: the exit hook cleans up then.
@@ -131,6 +138,7 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
     names,
     addresses,
     ports,
+    tlsPorts: options.tls?.ports ?? [],
     serverPid,
     async stop() {
       if (stopped) return;

@@ -50,6 +50,14 @@ export interface SandboxRun {
    * absent when none. The runtime withholds every other credential variable.
    */
   env?: string[];
+  /**
+   * The secret variables masked (docs/sandbox.md, "Masked secrets"): name → the host patterns the
+   * sandbox's proxy substitutes the real value for, in HTTPS requests only. A variable is masked
+   * when every allowed part's deciding rule masks it (`"sandbox": { "mask": {...} }`), for the
+   * hosts they all name (possibly none: then the stand-in goes nowhere as the real value); a
+   * masked variable is never in `env`. Names and hosts sorted; absent when none.
+   */
+  mask?: Record<string, string[]>;
 }
 
 /** One part of a call (a path or a simple command) and how the rule list judged it on its own. */

@@ -274,17 +274,34 @@ function sandboxRun(prepared: PreparedCall, context: JudgeContext, judged: reado
   let offline = false;
   // Credential variables: only those every counted part's allowing rule passes (none when a part was not allowed by a rule).
   let env: Set<string> | undefined;
+  let mask: Map<string, Set<string>> | undefined;
   for (const j of judged) {
     if (j.decision === 'deny') return undefined;
     if (j.neutral) continue;
     if (j.decision !== 'allow' || j.rule === null || !grantsNetwork(j.rule.rule)) network = false;
     const sandbox = j.rule?.rule.sandbox;
     if (typeof sandbox === 'object' && sandbox.network === false) offline = true;
-    const passed = j.decision === 'allow' && typeof sandbox === 'object' ? (sandbox.env ?? []) : [];
+    // Masked secrets: only those every counted part's allowing rule masks, for the hosts they all name.
+    const masks = j.decision === 'allow' && typeof sandbox === 'object' ? (sandbox.mask ?? {}) : {};
+    // A rule that both passes and masks a variable masks it: it never passes that one in the clear.
+    const passed = j.decision === 'allow' && typeof sandbox === 'object' ? (sandbox.env ?? []).filter((name) => !Object.hasOwn(masks, name)) : [];
     env = env === undefined ? new Set(passed) : new Set(passed.filter((name) => env!.has(name)));
+    const next = new Map<string, Set<string>>();
+    for (const name of Object.keys(masks)) {
+      const hosts = new Set((masks[name] ?? []).map((h) => h.toLowerCase()));
+      const before = mask?.get(name);
+      if (mask === undefined) next.set(name, hosts);
+      else if (before !== undefined) next.set(name, new Set([...hosts].filter((h) => before.has(h))));
+    }
+    mask = next;
   }
-  const names = [...(env ?? [])].sort();
-  return { sandboxed: context.sandbox.available, network: network && !offline, ...(offline ? { offline: true } : {}), ...(names.length > 0 ? { env: names } : {}) };
+  // A variable both passed and masked is masked: its real value never enters the sandbox.
+  const masked = [...(mask ?? new Map<string, Set<string>>()).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const names = [...(env ?? [])].filter((name) => !mask?.has(name)).sort();
+  return {
+    sandboxed: context.sandbox.available, network: network && !offline, ...(offline ? { offline: true } : {}), ...(names.length > 0 ? { env: names } : {}),
+    ...(masked.length > 0 ? { mask: Object.fromEntries(masked.map(([name, hosts]) => [name, [...hosts].sort()])) } : {}),
+  };
 }
 
 /**

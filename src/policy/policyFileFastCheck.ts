@@ -6,6 +6,7 @@
 // what the schema refuses (test/policy/policyFileFastCheck.test.ts holds it to that).
 import { isRemember } from './grantLength.js';
 import { decisionValues, ENV_NAME_PATTERN, hintNames, isPersistenceEntry, MARK_PATTERN, MAX_ASK_TIMEOUT_SECONDS, reviewValues, sandboxModes, toolKinds } from './policyNames.js';
+import { isMaskHost } from './maskHosts.js';
 import type { PolicyFile } from './schema.js';
 
 type JsonObject = Record<string, unknown>;
@@ -126,7 +127,23 @@ const inputMatchers: Check = (value) => {
 
 const envName: Check = (value) => (typeof value === 'string' && ENV_NAME_PATTERN.test(value) ? value : undefined);
 const persistenceEntry: Check = (value) => (typeof value === 'string' && isPersistenceEntry(value) ? value : undefined);
-const networkSandbox = strictObject('RuleSandboxSchema.network', [['network', boolean], ['env', listOf(envName, 1)]]);
+const maskHost: Check = (value) => (typeof value === 'string' && isMaskHost(value) ? value : undefined);
+const maskHosts = listOf(maskHost, 1);
+/** `mask`: variable name → host patterns, at least one name; a new object keyed in the input's order (zod's record). */
+const mask: Check = (value) => {
+  if (!isJsonObject(value)) return undefined;
+  const out: JsonObject = {};
+  let names = 0;
+  for (const key in value) {
+    if (key === '__proto__' || !ENV_NAME_PATTERN.test(key)) return undefined;
+    const checked = maskHosts(value[key]);
+    if (checked === undefined) return undefined;
+    out[key] = checked;
+    names++;
+  }
+  return names > 0 ? out : undefined;
+};
+const networkSandbox = strictObject('RuleSandboxSchema.network', [['network', boolean], ['env', listOf(envName, 1)], ['mask', mask]]);
 const ruleSandbox: Check = (value) => (value === true ? true : networkSandbox(value));
 
 const when = strictObject(

@@ -2,6 +2,7 @@
 // field is an error, so a typo such as "tool" for "tools" can never widen a rule.
 import { z } from 'zod';
 import { isRemember, MAX_GRANT_SECONDS, type Remember } from './grantLength.js';
+import { isMaskHost, MASK_HOST_PATTERN } from './maskHosts.js';
 import { decisionValues, ENV_NAME_PATTERN, hintNames, isPersistenceEntry, MARK_PATTERN, MAX_ASK_TIMEOUT_SECONDS, reviewValues, sandboxModes, toolKinds } from './policyNames.js';
 
 // The plain names live in policyNames.ts, which the fast check (policyFileFastCheck.ts) shares without zod.
@@ -32,6 +33,17 @@ export const InputMatcherSchema = z.union([
 
 const EnvNameSchema = z.string().regex(ENV_NAME_PATTERN, 'an environment variable\'s name is letters, digits and "_", not starting with a digit');
 
+const MaskHostSchema = z
+  .string()
+  .refine(isMaskHost, { message: 'a masked secret\'s host is a host name or "*.example.com" (its sub-domains), without port or path' })
+  .meta({ pattern: MASK_HOST_PATTERN.source, maxLength: 253 });
+
+const MaskSchema = z
+  .record(EnvNameSchema, z.array(MaskHostSchema).min(1))
+  .refine((mask) => Object.keys(mask).length > 0, { message: '"mask" names at least one variable' })
+  .meta({ minProperties: 1 })
+  .describe('Secret variables masked: the command gets a stand-in, which the sandbox\'s proxy replaces with the real value only in HTTPS requests to the hosts named for it (docs/sandbox.md, "Masked secrets"); masked only when every part\'s deciding rule masks it');
+
 export const RuleSandboxSchema = z
   .union([
     z.literal(true),
@@ -39,9 +51,10 @@ export const RuleSandboxSchema = z
       network: z.boolean().optional(),
       env: z.array(EnvNameSchema).min(1).optional()
         .describe('Credential variables (docs/sandbox.md) passed into the sandbox by name; a name is passed only when every part\'s deciding rule passes it'),
+      mask: MaskSchema.optional(),
     }),
   ])
-  .describe('allow only, on command tools: allowed only inside the sandbox; { "network": true } lets the command reach the network; { "env": [...] } passes those credential variables');
+  .describe('allow only, on command tools: allowed only inside the sandbox; { "network": true } lets the command reach the network; { "env": [...] } passes those credential variables; { "mask": { NAME: [hosts] } } passes a stand-in, made the real value only on the way to those hosts');
 
 const MarkSchema = z.string().regex(MARK_PATTERN, 'a mark is 1 to 64 letters, digits, "_", ".", ":" or "-"');
 const markList = (what: string) => z.array(MarkSchema).min(1).describe(what);

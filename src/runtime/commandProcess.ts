@@ -86,6 +86,12 @@ export function commandEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS
   return out;
 }
 
+/** `env` without the variables named (a masked secret's real value never reaches the sandbox). */
+function withholding(env: NodeJS.ProcessEnv, names: readonly string[] | undefined): NodeJS.ProcessEnv {
+  for (const name of names ?? []) delete env[name];
+  return env;
+}
+
 /** Runs the shell inside a sandbox: bubblewrap (Linux), or a program that sandboxes what it runs (macOS). */
 export type SandboxLaunch = BwrapLaunch | PrefixLaunch;
 
@@ -102,6 +108,11 @@ export interface BwrapLaunch {
    * is withheld from bwrap and the command (sandboxEnvironment.ts), whatever this says.
    */
   passEnv?: readonly string[];
+  /**
+   * Variables withheld from bwrap and the command whatever else says (masked secrets,
+   * sandboxSecrets.ts: the sandbox sets their stand-ins itself, in `args`).
+   */
+  withheldEnv?: readonly string[];
   /** A program (and its arguments) the shell runs under inside the sandbox: the network bridge (sandboxNetwork.ts). */
   wrapper?: readonly string[];
   argv?: undefined;
@@ -120,6 +131,8 @@ export interface PrefixLaunch {
   args: readonly string[];
   /** As BwrapLaunch's: every other credential variable is withheld from the program and the command. */
   passEnv?: readonly string[];
+  /** As BwrapLaunch's: withheld from the program and the command whatever else says. */
+  withheldEnv?: readonly string[];
   seccomp?: undefined;
   wrapper?: undefined;
 }
@@ -325,7 +338,7 @@ export async function runCommandProcess(options: CommandProcessOptions): Promise
   const child = spawn(program, args, {
     cwd,
     // bwrap gets the scrubbed environment itself: what it was started with stays readable in /proc.
-    env: launch ? withoutCredentials(commandEnvironment(), launch.passEnv) : commandEnvironment(),
+    env: launch ? withholding(withoutCredentials(commandEnvironment(), launch.passEnv), launch.withheldEnv) : commandEnvironment(),
     detached: true, // its own process group, so the whole group can be killed
     stdio: bwrapLaunch ? ['ignore', 'pipe', 'pipe', 'pipe', ...(seccomp ? (['pipe'] as const) : [])] : ['ignore', 'pipe', 'pipe'],
   });

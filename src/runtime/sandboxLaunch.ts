@@ -16,6 +16,7 @@ import { sandboxPlan, type ProtectedWatch } from './sandboxMounts.js';
 import { bridgeLaunch, bridgeMissing, bridgeTools, startCommandProxy, type CommandProxy, type ConnectionJudge, type TcpCommandProxy } from './sandboxNetwork.js';
 import { platformSandboxInputs, type PlatformNetwork } from './sandboxPlatforms.js';
 import { sandboxAvailability } from './sandboxProbe.js';
+import { maskSecrets, processCa, secretProxyOptions, trustArgs } from './sandboxSecrets.js';
 import { unixSocketFilter } from './sandboxSeccomp.js';
 import type { ToolSandbox } from './tools.js';
 
@@ -43,10 +44,14 @@ export async function prepareSandbox(workspaceFolder: string, cwd: string, sandb
     protectedFiles: sandbox.protectedFiles, protectedWritable: sandbox.protectedWritable, userNamespace: available.userNamespace,
     unreadable: sandbox.unreadable?.() ?? [], ...(sandbox.home !== undefined ? { home: sandbox.home } : {}),
   });
-  const passEnv = sandbox.env ? { passEnv: sandbox.env } : {};
+  // Masked secrets: withheld, their stand-ins set instead (sandboxSecrets.ts); never passed in the clear.
+  const secrets = sandbox.mask ? maskSecrets(sandbox.mask) : undefined;
+  const passEnv = passedEnv(sandbox);
+  const withheld = secrets ? { withheldEnv: secrets.withheld } : {};
+  const args = [...plan.args, ...(secrets?.envArgs ?? [])];
   const seccomp = !sandbox.network ? unixSocketFilter() : undefined;
   const offline: PreparedSandbox = {
-    launch: { bwrap: available.bwrap, args: plan.args, ...(seccomp ? { seccomp } : {}), ...passEnv },
+    launch: { bwrap: available.bwrap, args, ...(seccomp ? { seccomp } : {}), ...passEnv, ...withheld },
     watch: plan.watch, hostsJudged: false, close: async () => undefined,
   };
   if (!sandbox.judgesHosts) return offline;
@@ -55,12 +60,23 @@ export async function prepareSandbox(workspaceFolder: string, cwd: string, sandb
   const missing = bridgeMissing(found);
   if (missing !== undefined) return { ...offline, networkMissing: missing };
   const connections = connectionsOf(sandbox);
-  const proxy: CommandProxy = await startCommandProxy({ judge: connections.judge, namedHosts: connections.namedHosts });
+  // Stand-ins to substitute: the proxy terminates TLS for their hosts, with this process's CA, which the sandbox trusts.
+  const ca = secrets?.substitutes ? processCa() : undefined;
+  const proxy: CommandProxy = await startCommandProxy({
+    judge: connections.judge, namedHosts: connections.namedHosts, ...(secrets && ca ? { secrets: secretProxyOptions(secrets, ca) } : {}),
+  });
   const bridge = bridgeLaunch(proxy.dir, { socat: found.socat!, applySeccomp: found.applySeccomp! }, shell);
   return {
-    launch: { bwrap: available.bwrap, args: [...plan.args, ...bridge.args], wrapper: bridge.wrapper, ...passEnv },
+    launch: { bwrap: available.bwrap, args: [...args, ...(ca ? trustArgs(ca) : []), ...bridge.args], wrapper: bridge.wrapper, ...passEnv, ...withheld },
     watch: plan.watch, hostsJudged: true, close: () => proxy.close(),
   };
+}
+
+/** The credential variables passed in the clear: never a masked one. */
+function passedEnv(sandbox: Omit<ToolSandbox, 'onUndone'>): { passEnv?: readonly string[] } {
+  if (!sandbox.env) return {};
+  const masked = sandbox.mask ?? {};
+  return { passEnv: sandbox.env.filter((name) => !Object.hasOwn(masked, name)) };
 }
 
 /** The run's judge; a run with no judge (outside a session) refuses every connection. */
@@ -97,10 +113,15 @@ async function prepareSeatbelt(
     const inputs = platformSandboxInputs({
       workspaceFolder, cwd, privateTmp, protectedFiles: sandbox.protectedFiles, protectedWritable: sandbox.protectedWritable,
       unreadable: sandbox.unreadable?.() ?? [], home: sandbox.home ?? os.homedir(), env: process.env,
-      ...(sandbox.env ? { passEnv: sandbox.env } : {}), network,
+      ...passedEnv(sandbox), network,
     });
     const wrapped = seatbeltLaunch(inputs, shell.path);
-    const launch: SandboxLaunch = { kind: 'prefix', bwrap: sandboxExec, args: ['-p', wrapped.profile], argv: wrapped.argv, ...(sandbox.env ? { passEnv: sandbox.env } : {}) };
+    // Masked secrets are withheld here: this sandbox gets no stand-ins (docs/sandbox.md, "Masked secrets").
+    const withheldEnv = Object.keys(sandbox.mask ?? {});
+    const launch: SandboxLaunch = {
+      kind: 'prefix', bwrap: sandboxExec, args: ['-p', wrapped.profile], argv: wrapped.argv, ...passedEnv(sandbox),
+      ...(withheldEnv.length > 0 ? { withheldEnv } : {}),
+    };
     return { launch, watch, hostsJudged: proxy !== undefined, close };
   } catch (error) {
     await close();

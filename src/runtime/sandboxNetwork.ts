@@ -16,6 +16,7 @@ import { createSocksProxyServer } from '@anthropic-ai/sandbox-runtime/dist/sandb
 import { createResolvedAddressGuard } from '@anthropic-ai/sandbox-runtime/dist/sandbox/resolved-address-guard.js';
 import { capabilityArgs, processHasBoundingCapability } from '@anthropic-ai/sandbox-runtime/dist/sandbox/linux-sandbox-utils.js';
 import type { ConnectionTarget } from '../policy/connection.js';
+import type { SecretProxyOptions } from './sandboxSecrets.js';
 
 /** Where the proxy sockets appear inside the sandbox: its private /tmp, so no other process sees them. */
 export const SANDBOX_PROXY_DIR = '/tmp/.agentpolicy-proxy';
@@ -65,6 +66,12 @@ export interface CommandProxyOptions {
    * of 127.0.0.1 (macOS and Windows).
    */
   listen?: 'unix' | 'tcp';
+  /**
+   * Masked secrets (sandboxSecrets.ts): TLS terminated for the hosts named for them and their
+   * stand-ins made real in the requests to those hosts. Which connections are allowed is still
+   * `judge`'s alone.
+   */
+  secrets?: SecretProxyOptions;
 }
 
 /** Starts the proxy for one command. */
@@ -88,6 +95,7 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
     return answer.allow;
   };
   const http = createHttpProxyServer({
+    ...options.secrets,
     filter: (port, host, _socket, _encoded, explain) => decide(port, host, explain),
     lookupFor: (port) => guard.lookupFor(port),
   });

@@ -39,8 +39,8 @@ export function runSandbox(
 ): Omit<ToolSandbox, 'onUndone'> | undefined {
   const planned = decision.sandbox;
   if (toolId !== SANDBOXED_TOOL || !planned?.sandboxed) return undefined;
-  // Credential variables only as the deciding rules pass them, whoever allowed the call; the same reads hidden.
-  const more = { ...(planned.env ? { env: planned.env } : {}), ...(unreadable ? { unreadable } : {}) };
+  // Credential variables only as the deciding rules pass (or mask) them, whoever allowed the call; the same reads hidden.
+  const more = { ...(planned.env ? { env: planned.env } : {}), ...(planned.mask ? { mask: planned.mask } : {}), ...(unreadable ? { unreadable } : {}) };
   // Each connection is judged unless every host is allowed or a rule said "network": false.
   const judged = !planned.network && planned.offline !== true ? { judgesHosts: true as const } : {};
   if (allowed.by === 'policy') return { network: planned.network, ...judged, protectedWritable: false, protectedFiles, ...more };

@@ -42,6 +42,12 @@ export interface ToolSandbox {
   /** The credential variables passed in by name (the decision's `sandbox.env`); every other one is withheld (sandboxEnvironment.ts). */
   env?: readonly string[];
   /**
+   * The secret variables masked (the decision's `sandbox.mask`): name → the hosts its real value
+   * may be substituted for, in HTTPS requests through the run's proxy (sandboxSecrets.ts); the
+   * command gets a stand-in in its place, never the value.
+   */
+  mask?: Readonly<Record<string, readonly string[]>>;
+  /**
    * Paths the policy's `deny` rules on paths cover, absolute and existing (sandboxDeniedPaths.ts),
    * worked out when the command starts: unreadable in the sandbox, as the home folder's credential stores are.
    */
