@@ -117,9 +117,12 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
     track(socket);
     socks.handleConnection(socket);
   });
+  /** Linux's one socket for both (below). */
+  let front: net.Server | undefined;
   let closed: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closed ??= (async () => {
+      front?.close();
       httpListener.close();
       socksListener.close();
       for (const socket of sockets) socket.destroy();
@@ -137,7 +140,7 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
     return { httpPort: portOf(httpListener), socksPort: portOf(socksListener), close };
   }
   // One socket for both: SOCKS clients open with the version byte (4 or 5), HTTP with a method's letter.
-  const both = net.createServer((socket) => {
+  front = net.createServer((socket) => {
     socket.once('readable', () => {
       const first = socket.read(1) as Buffer | null;
       if (first === null) {
@@ -149,18 +152,13 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
     });
     socket.on('error', () => socket.destroy());
   });
-  const closeBoth = close;
-  const closeAll = (): Promise<void> => {
-    both.close();
-    return closeBoth();
-  };
   try {
-    await listen(both, path.join(dir, 'proxy.sock'));
+    await listen(front, path.join(dir, 'proxy.sock'));
   } catch (error) {
-    await closeAll();
+    await close();
     throw error;
   }
-  return { dir, close: closeAll };
+  return { dir, close };
 }
 
 /** Listens on an ephemeral port of 127.0.0.1 only (never every address: the proxy is this machine's alone). */
