@@ -24,6 +24,7 @@ import { hookInstallCommand } from './hookInstallCommand.js';
 import { HOOK_USAGE, hookMain, readProcessStdin } from './hookMain.js';
 import { runCommand, RunUsageError } from './run.js';
 import { SANDBOX_USAGE, sandboxCommand, SandboxUsageError } from './sandboxCommand.js';
+import { SERVE_USAGE, serveCommand, ServeUsageError } from './serveCommand.js';
 
 export class UsageError extends Error {}
 
@@ -46,6 +47,7 @@ const USAGE = `usage:
                   [--policy F] [--managed F] [--user F] [--untrusted] [--audit F] [--json]
   agentpolicy audit FILE [--json] [--interrupted | --marks SESSION]
 ${SANDBOX_USAGE}
+${SERVE_USAGE}
 ${HOOK_USAGE.replace(/^usage:\n/, '')}`;
 
 const COMMON = { policy: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
@@ -76,6 +78,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     }
     if (command === 'hook') return await hook(rest, io);
     if (command === 'sandbox') return await sandboxCommand(rest, { out: io.out, err: io.err, cwd: io.cwd, ...(io.env ? { env: io.env } : {}) });
+    if (command === 'serve') return await serveCommand(rest, { out: io.out, err: io.err, cwd: io.cwd, ...(io.env ? { env: io.env } : {}) });
     if (!(command in OPTIONS)) throw new UsageError(`unknown command "${command}"`);
     const options = OPTIONS[command as keyof typeof OPTIONS];
     let values: Record<string, string | boolean | undefined>;
@@ -99,7 +102,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     if (command === 'audit') return audit(values, positionals, io);
     return explain(values, io);
   } catch (error) {
-    if (error instanceof UsageError || error instanceof RunUsageError || error instanceof SandboxUsageError) {
+    if (error instanceof UsageError || error instanceof RunUsageError || error instanceof SandboxUsageError || error instanceof ServeUsageError) {
       io.err(`agentpolicy: ${error.message}`);
       io.err(USAGE);
       return 2;

@@ -17,7 +17,7 @@ import { addHookMarks, markLists, readHookMarks } from './hookMarks.js';
 import { hostAnswer, nearestSafe, type HookVerdict, type HostAnswer } from './hostAnswers.js';
 import { HostInputError, readHostCall, type HostToolCall } from './hostCalls.js';
 import { installedHookHosts } from './hookInstall.js';
-import { defaultStateDir, findWorkspacePolicy, loadHookPolicy, withHeldChange } from './hookPolicy.js';
+import { defaultStateDir, findWorkspacePolicy, loadHookPolicy, withHeldChange, type HookPolicy, type HookPolicySources } from './hookPolicy.js';
 
 export interface HookOptions {
   agent: HostAgent;
@@ -83,6 +83,8 @@ export interface HookDeps {
   findEditor?: (folder: string) => HookEditor | undefined;
   /** Loads the shell parser (only a command needs it, and it costs a WebAssembly compile). */
   loadShellParser?: () => Promise<void>;
+  /** Loads the layered policy (default: loadHookPolicy, from disk each call; the decision service keeps it compiled). */
+  loadPolicy?: (sources: HookPolicySources) => HookPolicy;
   now?: () => number;
 }
 
@@ -177,7 +179,7 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
   const stateDir = options.stateDir ?? defaultStateDir(deps.env);
   const editor = deps.findEditor?.(hostCall.folder);
 
-  const loaded = loadHookPolicy({
+  const loaded = (deps.loadPolicy ?? loadHookPolicy)({
     folder: hostCall.folder, stateDir,
     ...(options.policyFile !== undefined ? { policyFile: options.policyFile } : {}),
     ...(options.workspace !== undefined ? { workspace: options.workspace } : {}),

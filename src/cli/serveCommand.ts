@@ -1,0 +1,87 @@
+// `agentpolicy serve [--workspace DIR] [--port N] [--state-dir D]`: the resident decision service
+// (src/hooks/decisionService.ts) for terminals, CI and servers. One per user, serving every
+// workspace: each call's own folder decides which policy judges it (docs/hooks.md, "The decision
+// service"). Prints one line when ready, `agentpolicy: serving http://127.0.0.1:PORT unix:SOCKET`,
+// and runs until SIGINT or SIGTERM, then closes and removes its discovery file.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { startDecisionService } from '../hooks/decisionService.js';
+
+export const SERVE_USAGE = `  agentpolicy serve [--workspace DIR] [--port N] [--state-dir D]
+      answers every host's hook calls from one resident process (POST /hook/<agent>, /http/claude);
+      prints "agentpolicy: serving http://127.0.0.1:PORT unix:SOCKET" when ready, runs until SIGINT/SIGTERM`;
+
+export class ServeUsageError extends Error {}
+
+export interface ServeIo {
+  out: (line: string) => void;
+  err: (line: string) => void;
+  cwd: string;
+  env?: NodeJS.ProcessEnv;
+  /** Resolves when the service is to stop (default: the process's first SIGINT or SIGTERM). */
+  stop?: Promise<void>;
+}
+
+/** The process's first SIGINT or SIGTERM (the handlers then go: a second one ends the process as usual). */
+function signalled(): { stop: Promise<void>; forget: () => void } {
+  let forget = (): void => {};
+  const stop = new Promise<void>((resolve) => {
+    const on = (): void => {
+      forget();
+      resolve();
+    };
+    forget = () => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
+  });
+  return { stop, forget };
+}
+
+/** Runs the service until it is told to stop; resolves to the exit code (1: it could not start). Throws ServeUsageError on a wrong command line. */
+export async function serveCommand(args: readonly string[], io: ServeIo): Promise<number> {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({
+      args: [...args],
+      options: { workspace: { type: 'string' }, port: { type: 'string' }, 'state-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+    }).values;
+  } catch (error) {
+    throw new ServeUsageError((error as Error).message);
+  }
+  if (values.help === true) {
+    io.out(`usage:\n${SERVE_USAGE}`);
+    return 0;
+  }
+  const str = (name: string): string | undefined => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  const portText = str('port');
+  const port = portText === undefined ? 0 : Number(portText);
+  if (!/^\d+$/.test(portText ?? '0') || !(port >= 0 && port <= 65535)) throw new ServeUsageError('--port takes a port number (0 to 65535; 0: one the system picks)');
+  const workspace = str('workspace') !== undefined ? path.resolve(io.cwd, str('workspace')!) : undefined;
+  if (workspace !== undefined && !fs.statSync(workspace, { throwIfNoEntry: false })?.isDirectory()) throw new ServeUsageError(`--workspace ${str('workspace')}: no such folder`);
+  const stateDir = str('state-dir') !== undefined ? path.resolve(io.cwd, str('state-dir')!) : undefined;
+  // Listening before the signal handlers are in place would let an early SIGTERM end the process
+  // without removing its files: the handlers first.
+  const signals = io.stop === undefined ? signalled() : undefined;
+  const stop = io.stop ?? signals!.stop;
+  let service;
+  try {
+    service = await startDecisionService({
+      port, workspace: workspace ?? io.cwd,
+      ...(stateDir !== undefined ? { stateDir } : {}),
+      ...(io.env !== undefined ? { env: io.env } : {}),
+    });
+  } catch (error) {
+    signals?.forget();
+    io.err(`agentpolicy serve: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+  io.out(`agentpolicy: serving ${service.address}`);
+  await stop;
+  await service.close();
+  return 0;
+}

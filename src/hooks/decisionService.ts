@@ -1,0 +1,523 @@
+// The resident decision service (`agentpolicy serve`, docs/hooks.md "The decision service"): one
+// process per user that answers the hook calls of every governed host with the same judgement as
+// `agentpolicy hook` (runHook), from policies compiled once per workspace and layer file and
+// compiled again when a file changes. A hook call then costs a local request instead of a Node
+// start and a policy build.
+//
+// Local only: a Unix socket in the user's state folder (0600 in a 0700 folder) and 127.0.0.1.
+// Every request carries the user's secret (`Authorization: Bearer <hex>`, the secret kept in the
+// state folder, readable by its owner alone). A request refused (no or wrong secret, not POST, an
+// unknown path or host, a body over 1 MiB, a body that is not a JSON object, a bad parameter) gets
+// a 4xx with a JSON error, and nothing is decided or audited.
+//
+//   POST /hook/<agent>  the host's hook input → {"exitCode","stdout","stderr"}: exactly what
+//                       `agentpolicy hook --agent <agent>` would have printed and exited with.
+//   POST /http/<agent>  (Claude Code's `type: "http"` hook) the host's hook input → the host's
+//                       own JSON answer, status 200 (Claude Code reads a 2xx body as a command
+//                       hook's stdout; any other status is a failure, a block with `onFailure: "block"`).
+//
+// Query parameters stand for what `agentpolicy hook`'s flags and its environment give today:
+// timeout, workspace, untrusted, policy, managed, user, audit, cwd (the hook process's folder: the
+// last resort for the workspace when the input names none), and the host's environment the
+// judgement reads (CLAUDE_PROJECT_DIR, GEMINI_PROJECT_DIR, COPILOT_PROJECT_DIR, COPILOT_CLI).
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { initShellParser } from '../policy/shellParser.js';
+import { editorFor } from './editorBridge.js';
+import { MAX_SOCKET_PATH_BYTES, privateDirectoryProblem, processAlive } from './editorDiscovery.js';
+import { blocked, runHook, type HookDeps, type HookOptions } from './hookCommand.js';
+import { findWorkspacePolicy, loadHookPolicy, type HookPolicy, type HookPolicySources } from './hookPolicy.js';
+import { HOST_AGENTS, isHostAgent, type HostAgent } from './hostAgents.js';
+import { writePrivateFile } from './privateFile.js';
+import { defaultStateDir } from './stateDir.js';
+
+/** The largest request body taken (a host's hook input is a few KiB; a file write can be large). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** The names of the service's files in the state folder. */
+export const SERVICE_SOCKET = 'service.sock';
+export const SERVICE_SECRET = 'service-secret';
+export const SERVICE_DISCOVERY = 'service.json';
+/** The hosts with an `http` hook type whose answer format is checked (docs/hook-hosts.md §2). */
+export const HTTP_HOOK_AGENTS: readonly HostAgent[] = ['claude'];
+/** The host's environment the judgement reads: a request names it; the service's own never counts. */
+export const HOST_ENV = ['CLAUDE_PROJECT_DIR', 'GEMINI_PROJECT_DIR', 'COPILOT_PROJECT_DIR', 'COPILOT_CLI'] as const;
+/** Path parameters, as `agentpolicy hook`'s flags of the same names (`cwd`: the hook process's folder). */
+const PATH_PARAMS = ['cwd', 'workspace', 'policy', 'managed', 'user', 'audit'] as const;
+/** A body over the limit is read on (and dropped) up to this much, so the client reads its 413; beyond it the connection is cut. */
+const DRAIN_LIMIT_FACTOR = 4;
+/** Policies kept compiled at most (one per workspace file, workspace folder and layer files); the least recently used go first. */
+const POLICIES_KEPT = 64;
+
+// ---------------------------------------------------------------------------------------------
+// The policy, compiled once and again only when one of its files changes.
+
+type LoadedPolicy = Extract<HookPolicy, { ok: true }>;
+
+/** A file changed this recently may change again within the file system's timestamp tick, keeping size and times: its content is compared too. */
+const RACY_MS = 2000;
+
+/**
+ * A file's identity and version, cheap to read per call: a change of content changes its size,
+ * mtime or ctime, a rename over it its inode. A file changed in the last RACY_MS adds a digest of
+ * its content (timestamps are coarse: two writes of the same size within one tick look alike).
+ */
+function stampOf(file: string | undefined, now = Date.now()): string {
+  if (file === undefined) return '-';
+  try {
+    const st = fs.statSync(file, { bigint: true });
+    const stamp = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+    const changedMs = Number(st.ctimeNs > st.mtimeNs ? st.ctimeNs : st.mtimeNs) / 1e6;
+    if (Math.abs(now - changedMs) >= RACY_MS) return stamp;
+    return `${stamp}:${createHash('sha256').update(fs.readFileSync(file)).digest('hex')}`;
+  } catch (error) {
+    return `!${(error as NodeJS.ErrnoException).code ?? 'error'}`;
+  }
+}
+
+/**
+ * loadHookPolicy with its valid results kept: a call whose policy files (the workspace file found
+ * for its folder, the managed and user files) have the same stamps as when the kept policy was
+ * loaded gets that policy. A failure to load is never kept (the next call tries again).
+ */
+export class PolicyCache {
+  private readonly kept = new Map<string, { stamp: string; loaded: LoadedPolicy }>();
+  /** Calls answered from a kept policy, and loads from disk (for tests and status). */
+  hits = 0;
+  loads = 0;
+
+  constructor(private readonly limit = POLICIES_KEPT) {}
+
+  get size(): number {
+    return this.kept.size;
+  }
+
+  load(sources: HookPolicySources): HookPolicy {
+    const folder = path.resolve(sources.folder);
+    const workspaceFile = sources.policyFile !== undefined ? path.resolve(folder, sources.policyFile) : findWorkspacePolicy(folder);
+    const managedFile = sources.managedFile !== undefined ? path.resolve(folder, sources.managedFile) : undefined;
+    const userFile = sources.userFile !== undefined ? path.resolve(folder, sources.userFile) : undefined;
+    // What the result depends on besides the files' contents: the same key and stamps give the same policy.
+    const workspaceFolder = path.resolve(sources.workspace ?? (workspaceFile !== undefined ? path.dirname(workspaceFile) : folder));
+    const files = [managedFile, workspaceFile, userFile];
+    const key = JSON.stringify([sources.stateDir ?? '', workspaceFolder, ...files.map((f) => f ?? null)]);
+    const stamp = files.map(stampOf).join('|');
+    const kept = this.kept.get(key);
+    this.kept.delete(key);
+    if (kept !== undefined && kept.stamp === stamp) {
+      this.kept.set(key, kept); // the most recently used last
+      this.hits++;
+      return kept.loaded;
+    }
+    const resolved: HookPolicySources = {
+      ...sources, folder,
+      ...(workspaceFile !== undefined ? { policyFile: workspaceFile } : {}),
+      ...(managedFile !== undefined ? { managedFile } : {}),
+      ...(userFile !== undefined ? { userFile } : {}),
+    };
+    const loaded = loadHookPolicy(resolved);
+    this.loads++;
+    // Kept only when no file changed while it was read: otherwise the next call reads it again.
+    if (loaded.ok && files.map(stampOf).join('|') === stamp) {
+      this.kept.set(key, { stamp, loaded });
+      for (const oldest of this.kept.keys()) {
+        if (this.kept.size <= this.limit) break;
+        this.kept.delete(oldest);
+      }
+    }
+    return loaded;
+  }
+
+  clear(): void {
+    this.kept.clear();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The state folder, the secret and the discovery file.
+
+function uid(): number {
+  return process.getuid?.() ?? -1;
+}
+
+/** Makes the state folder (0700), narrows one of this user's that others could open, and checks it; throws saying why it cannot be used. */
+export function ensureStateFolder(stateDir: string): void {
+  fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const st = fs.lstatSync(stateDir);
+  if (st.isDirectory() && !st.isSymbolicLink() && st.uid === uid() && (st.mode & 0o077) !== 0) fs.chmodSync(stateDir, 0o700);
+  const problem = privateDirectoryProblem(stateDir);
+  if (problem !== undefined) throw new Error(`${problem}; the decision service will not use it`);
+}
+
+const SECRET_PATTERN = /^[0-9a-f]{64}$/;
+
+/** The secret in the file, when it is this user's alone; a secret others could read (or a damaged one) is removed: it is worth nothing. */
+function readSecret(file: string): string | undefined {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  if (!st.isFile()) throw new Error(`${file} is not a file; the decision service will not use it`);
+  if (st.uid !== uid()) throw new Error(`${file} belongs to another user (uid ${st.uid}); the decision service will not use it`);
+  const text = (st.mode & 0o077) === 0 && st.size < 1024 ? fs.readFileSync(file, 'utf8').trim() : '';
+  if (SECRET_PATTERN.test(text)) return text;
+  fs.rmSync(file, { force: true });
+  return undefined;
+}
+
+/**
+ * The user's secret: 32 random bytes in hex, in `<stateDir>/service-secret` (0600), made once. Two
+ * services starting at once agree: the file appears whole and only once (a link, which fails when
+ * it exists), and the loser reads the winner's.
+ */
+export function serviceSecret(stateDir: string): string {
+  ensureStateFolder(stateDir);
+  const file = path.join(stateDir, SERVICE_SECRET);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const existing = readSecret(file);
+    if (existing !== undefined) return existing;
+    const secret = randomBytes(32).toString('hex');
+    const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    try {
+      fs.writeFileSync(temp, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+      fs.linkSync(temp, file);
+      return secret;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      fs.rmSync(temp, { force: true });
+    }
+  }
+  throw new Error(`${file} could not be made`);
+}
+
+/** What the discovery file says: where the service listens, and which process it is. */
+export interface ServiceDiscovery {
+  version: 1;
+  pid: number;
+  /** `http://127.0.0.1:PORT` */
+  url: string;
+  /** The Unix socket's path (absent where there is none: Windows). */
+  socket?: string;
+  started: string;
+}
+
+export function discoveryFileOf(stateDir: string): string {
+  return path.join(stateDir, SERVICE_DISCOVERY);
+}
+
+/** The discovery file's content, when it is a private file of this user in the right shape. */
+export function readServiceDiscovery(stateDir: string): ServiceDiscovery | undefined {
+  const file = discoveryFileOf(stateDir);
+  try {
+    const st = fs.lstatSync(file);
+    if (!st.isFile() || st.uid !== uid() || (st.mode & 0o077) !== 0 || st.size > 16 * 1024) return undefined;
+    const d = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<ServiceDiscovery> | null;
+    if (d === null || typeof d !== 'object' || d.version !== 1 || !Number.isInteger(d.pid) || typeof d.url !== 'string' || !/^http:\/\/127\.0\.0\.1:\d+$/.test(d.url)) return undefined;
+    if (d.socket !== undefined && (typeof d.socket !== 'string' || !path.isAbsolute(d.socket))) return undefined;
+    if (typeof d.started !== 'string') return undefined;
+    return d as ServiceDiscovery;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether something answers on this Unix socket. */
+function socketAnswers(socket: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const connection = net.connect(socket);
+    connection.once('connect', () => {
+      connection.destroy();
+      resolve(true);
+    });
+    connection.once('error', () => resolve(false));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests.
+
+/** A refused request: its status and the error said in its JSON body. */
+class Refusal extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+/** The request's bearer secret matches (compared in constant time, as digests of equal length). */
+function authorized(header: string | undefined, secretDigest: Buffer): boolean {
+  const match = typeof header === 'string' ? /^Bearer ([^\s]+)$/.exec(header.trim()) : null;
+  const given = digest(match?.[1] ?? '');
+  return timingSafeEqual(given, secretDigest) && match !== null;
+}
+
+/** The body, whole, or a refusal: over the limit (read on and dropped up to a bound, then the connection is cut). */
+function readBody(req: http.IncomingMessage, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit * DRAIN_LIMIT_FACTOR) {
+      reject(Object.assign(new Refusal(413, `the body is over ${limit} bytes`), { cut: true }));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        over = true;
+        chunks.length = 0;
+        if (size > limit * DRAIN_LIMIT_FACTOR) {
+          req.removeAllListeners('data');
+          req.removeAllListeners('end');
+          reject(Object.assign(new Refusal(413, `the body is over ${limit} bytes`), { cut: true }));
+        }
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.once('end', () => (over ? reject(new Refusal(413, `the body is over ${limit} bytes`)) : resolve(Buffer.concat(chunks).toString('utf8'))));
+    req.once('error', reject);
+  });
+}
+
+/** What a request's query stands for: `agentpolicy hook`'s options, the hook process's folder, and the host's environment. */
+interface RequestParams {
+  options: Omit<HookOptions, 'agent'>;
+  cwd?: string;
+  hostEnv: Partial<Record<(typeof HOST_ENV)[number], string>>;
+}
+
+function requestParams(query: URLSearchParams): RequestParams {
+  const seen = new Set<string>();
+  for (const key of query.keys()) {
+    if (seen.has(key)) throw new Refusal(400, `the parameter ${key} is given twice`);
+    seen.add(key);
+    if (![...PATH_PARAMS, ...HOST_ENV, 'timeout', 'untrusted'].includes(key)) throw new Refusal(400, `unknown parameter ${key}`);
+  }
+  const value = (key: string): string | undefined => query.get(key) ?? undefined;
+  const cwd = value('cwd');
+  if (cwd !== undefined && !path.isAbsolute(cwd)) throw new Refusal(400, 'cwd must be an absolute path');
+  const pathOf = (key: string): string | undefined => {
+    const v = value(key);
+    if (v === undefined) return undefined;
+    if (v === '' || v.includes('\0')) throw new Refusal(400, `${key} must be a path`);
+    if (path.isAbsolute(v)) return v;
+    if (cwd === undefined) throw new Refusal(400, `${key} must be an absolute path (or relative, with cwd)`);
+    return path.resolve(cwd, v);
+  };
+  const options: Omit<HookOptions, 'agent'> = {};
+  const timeout = value('timeout');
+  if (timeout !== undefined) {
+    const seconds = Number(timeout);
+    if (!(timeout.trim() !== '' && Number.isFinite(seconds) && seconds > 0)) throw new Refusal(400, 'timeout takes a number of seconds above 0');
+    options.timeoutSeconds = seconds;
+  }
+  const untrusted = value('untrusted');
+  if (untrusted !== undefined) {
+    if (!['', '1', 'true', '0', 'false'].includes(untrusted)) throw new Refusal(400, 'untrusted takes 1, true, 0 or false');
+    if (['', '1', 'true'].includes(untrusted)) options.untrusted = true;
+  }
+  const named: Array<[string, keyof HookOptions]> = [['workspace', 'workspace'], ['policy', 'policyFile'], ['managed', 'managedFile'], ['user', 'userFile'], ['audit', 'auditFile']];
+  for (const [key, option] of named) {
+    const v = pathOf(key);
+    if (v !== undefined) (options as Record<string, unknown>)[option] = v;
+  }
+  const hostEnv: RequestParams['hostEnv'] = {};
+  for (const key of HOST_ENV) {
+    const v = value(key);
+    if (v !== undefined) hostEnv[key] = v;
+  }
+  return { options, ...(cwd !== undefined ? { cwd } : {}), hostEnv };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The service.
+
+export interface DecisionServiceOptions {
+  /** The user's state folder (default: $XDG_STATE_HOME/agentpolicy or ~/.local/state/agentpolicy). */
+  stateDir?: string;
+  /** The folder of a call whose input and request name none (default: the service's working folder). */
+  workspace?: string;
+  /** The port on 127.0.0.1 (default 0: one the system picks). */
+  port?: number;
+  /** The service's environment (default: the process's; the host variables in HOST_ENV are left out of it). */
+  env?: NodeJS.ProcessEnv;
+  /** The editor window for a folder, asked when the policy asks (default: the window the hook would find). */
+  findEditor?: HookDeps['findEditor'];
+  maxBodyBytes?: number;
+}
+
+export interface DecisionService {
+  /** `http://127.0.0.1:PORT` */
+  readonly url: string;
+  readonly port: number;
+  /** The Unix socket's path (undefined on Windows). */
+  readonly socket: string | undefined;
+  /** What `agentpolicy serve` prints: `http://127.0.0.1:PORT unix:/…/service.sock`. */
+  readonly address: string;
+  readonly stateDir: string;
+  readonly discoveryFile: string;
+  readonly policies: PolicyCache;
+  /** Stops listening, ends open connections, removes the socket and the discovery file (when still its own). */
+  close(): Promise<void>;
+}
+
+function listen(server: http.Server, target: { port: number; host: string } | { path: string }): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(target, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** Starts the service; throws, saying why, when it cannot (another one runs for this user, an unsafe state folder, a socket path too long). */
+export async function startDecisionService(options: DecisionServiceOptions = {}): Promise<DecisionService> {
+  const env = options.env ?? process.env;
+  const stateDir = path.resolve(options.stateDir ?? defaultStateDir(env));
+  const secretDigest = digest(serviceSecret(stateDir));
+  const discoveryFile = discoveryFileOf(stateDir);
+  const socket = process.platform === 'win32' ? undefined : path.join(stateDir, SERVICE_SOCKET);
+  if (socket !== undefined && Buffer.byteLength(socket) > MAX_SOCKET_PATH_BYTES) {
+    throw new Error(`the socket path ${socket} is too long for the system (at most ${MAX_SOCKET_PATH_BYTES} bytes): name a shorter state folder`);
+  }
+  const running = readServiceDiscovery(stateDir);
+  if (running !== undefined && processAlive(running.pid) && (running.socket === undefined || (await socketAnswers(running.socket)))) {
+    throw new Error(`a decision service already runs for this user (pid ${running.pid}, ${running.url})`);
+  }
+  // A resident process parses many commands: the parser compiled fully once, at the start.
+  await initShellParser();
+
+  const serviceEnv: NodeJS.ProcessEnv = { ...env };
+  for (const key of HOST_ENV) delete serviceEnv[key];
+  const defaultCwd = path.resolve(options.workspace ?? process.cwd());
+  const findEditor = options.findEditor ?? editorFor;
+  const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  const policies = new PolicyCache();
+
+  const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    const send = (status: number, body: string, contentType = 'application/json', extra: http.OutgoingHttpHeaders = {}): void => {
+      res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body), ...extra });
+      res.end(body);
+    };
+    try {
+      if (!authorized(req.headers.authorization, secretDigest)) throw new Refusal(401, 'no valid secret: send "Authorization: Bearer <the secret in the state folder>"');
+      if (req.method !== 'POST') throw Object.assign(new Refusal(405, 'only POST is answered'), { allow: true });
+      let url: URL;
+      try {
+        url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      } catch {
+        throw new Refusal(400, 'the request line names no path');
+      }
+      const route = /^\/(hook|http)\/([a-z]+)$/.exec(url.pathname);
+      if (route === null) throw new Refusal(404, `unknown path ${url.pathname.slice(0, 200)}: POST /hook/<agent> or /http/<agent>`);
+      const kind = route[1] as 'hook' | 'http';
+      const agent = route[2]!;
+      if (!isHostAgent(agent)) throw new Refusal(404, `unknown agent ${agent}: one of ${HOST_AGENTS.join(', ')}`);
+      if (kind === 'http' && !HTTP_HOOK_AGENTS.includes(agent)) throw new Refusal(404, `no http hook is answered for ${agent}: POST /hook/${agent}`);
+      const params = requestParams(url.searchParams);
+      const stdin = await readBody(req, maxBody);
+      let body: unknown;
+      try {
+        body = JSON.parse(stdin);
+      } catch (error) {
+        throw new Refusal(400, `the body is not JSON (${(error as Error).message})`);
+      }
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new Refusal(400, 'the body is not a JSON object');
+      const result = await runHook({ ...params.options, agent, stateDir }, {
+        stdin, env: { ...serviceEnv, ...params.hostEnv }, cwd: params.cwd ?? defaultCwd,
+        loadShellParser: () => initShellParser(), findEditor, loadPolicy: (sources) => policies.load(sources),
+      });
+      if (kind === 'hook') {
+        send(200, JSON.stringify({ exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr !== undefined ? `${result.stderr}\n` : '' }));
+        return;
+      }
+      // The host's own answer; an exit code that blocks in a command hook is a deny in the body here.
+      const answer = result.exitCode === 0 ? result.stdout : blocked(agent, 'PreToolUse', result.stderr ?? 'the hook blocked this call').stdout;
+      send(200, answer);
+    } catch (error) {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const refusal = error instanceof Refusal ? error : new Refusal(500, `the service failed (${error instanceof Error ? error.message : String(error)})`);
+      const cut = (error as { cut?: boolean }).cut === true;
+      send(refusal.status, JSON.stringify({ error: refusal.message }), 'application/json', {
+        ...((error as { allow?: boolean }).allow ? { allow: 'POST' } : {}),
+        ...(cut || refusal.status === 401 ? { connection: 'close' } : {}),
+      });
+      // A body too large to drain, or any body from a client without the secret, is not read: the
+      // connection ends after the answer. Another refused request's body is read on and dropped.
+      if (cut || (refusal.status === 401 && !req.complete)) res.once('finish', () => req.socket.destroySoon());
+      else if (!req.complete) req.resume();
+    }
+  };
+  const makeServer = (): http.Server => {
+    const server = http.createServer((req, res) => void handle(req, res));
+    server.requestTimeout = 30_000;
+    server.headersTimeout = 10_000;
+    return server;
+  };
+
+  const tcp = makeServer();
+  await listen(tcp, { port: options.port ?? 0, host: '127.0.0.1' });
+  const port = (tcp.address() as net.AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
+  let unix: http.Server | undefined;
+  const servers = [tcp];
+  try {
+    if (socket !== undefined) {
+      unix = makeServer();
+      try {
+        await listen(unix, { path: socket });
+      } catch (error) {
+        // A socket left by a service that ended without closing: nothing answers on it, so it goes.
+        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || (await socketAnswers(socket))) throw error;
+        fs.rmSync(socket, { force: true });
+        unix = makeServer();
+        await listen(unix, { path: socket });
+      }
+      servers.push(unix);
+      fs.chmodSync(socket, 0o600);
+    }
+    const discovery: ServiceDiscovery = { version: 1, pid: process.pid, url, ...(socket !== undefined ? { socket } : {}), started: new Date().toISOString() };
+    writePrivateFile(discoveryFile, `${JSON.stringify(discovery)}\n`);
+  } catch (error) {
+    for (const server of servers) server.close();
+    throw error;
+  }
+
+  const removeDiscovery = (): void => {
+    if (readServiceDiscovery(stateDir)?.pid === process.pid) fs.rmSync(discoveryFile, { force: true });
+  };
+  // A process that ends without close() (process.exit elsewhere) still takes its discovery file along.
+  process.once('exit', removeDiscovery);
+  let closing: Promise<void> | undefined;
+  return {
+    url, port, socket, stateDir, discoveryFile, policies,
+    address: socket !== undefined ? `${url} unix:${socket}` : url,
+    close: () => {
+      closing ??= (async () => {
+        process.off('exit', removeDiscovery);
+        removeDiscovery();
+        await Promise.all(servers.map((server) => new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        })));
+        if (socket !== undefined) fs.rmSync(socket, { force: true });
+      })();
+      return closing;
+    },
+  };
+}
