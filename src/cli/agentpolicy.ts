@@ -25,6 +25,8 @@ import { HOOK_USAGE, hookMain, readProcessStdin } from './hookMain.js';
 import { runCommand, RunUsageError } from './run.js';
 import { SANDBOX_USAGE, sandboxCommand, SandboxUsageError } from './sandboxCommand.js';
 import { SERVE_USAGE, serveCommand, ServeUsageError } from './serveCommand.js';
+// Only this field is bundled (esbuild keeps the JSON's top-level properties used).
+import { version } from '../../package.json';
 
 export class UsageError extends Error {}
 
@@ -39,6 +41,7 @@ export interface CliIo {
 }
 
 const USAGE = `usage:
+  agentpolicy --version
   agentpolicy check [--policy F] [--managed F] [--agents F] [--json]
   agentpolicy test [--policy F] [--managed F] [--json]
   agentpolicy explain --tool ID [--input JSON] [--kind K] [--agent NAME] [--hints JSON] [--tags a,b] [--marks a,b]
@@ -75,6 +78,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
       (command === undefined ? io.err : io.out)(USAGE);
       return command === undefined ? 2 : 0;
+    }
+    if (command === '--version' || command === 'version') {
+      io.out(version);
+      return 0;
     }
     if (command === 'hook') return await hook(rest, io);
     if (command === 'sandbox') return await sandboxCommand(rest, { out: io.out, err: io.err, cwd: io.cwd, ...(io.env ? { env: io.env } : {}) });

@@ -1,19 +1,46 @@
 // `agentpolicy hook install --agent claude[,codex…] [--workspace DIR] [--command CMD] [--timeout S]
-// [--remove] [--dry-run]`: writes (or takes out) each host's hook entry (docs/hooks.md).
-// Exit codes: 0 done, 1 a file could not be changed (nothing was written), 2 usage.
+// [--remove] [--dry-run]`: writes (or takes out) each host's hook entry (docs/hooks.md). The entry
+// runs the hook client (hookClient.ts), written into the user's state folder, by its absolute path;
+// the client falls back to this node and this CLI's cli.js by absolute paths (or to --command),
+// checked to run before anything is written.
+// Exit codes: 0 done, 1 a file could not be changed or the hook could not start (nothing was written), 2 usage.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_HOOK_LAUNCHER, LAUNCHER_HINT } from '../hooks/hookEntries.js';
+import { ensureStateFolder } from '../hooks/decisionService.js';
+import { cliLauncherProblem, commandLauncherProblem, hookClientPath, hookClientScript, writeHookClient, type HookClientFallback } from '../hooks/hookClient.js';
+import { launcherFor, quoteForPosixShell } from '../hooks/hookEntries.js';
 import { HookFileError } from '../hooks/hookFileEdit.js';
-import { applyHookInstall, changeKind, HOST_SETUP_NOTES, launcherOnPath, planHookInstall, type HookFileChange } from '../hooks/hookInstall.js';
+import { applyHookInstall, changeKind, HOST_SETUP_NOTES, planHookInstall, type HookFileChange } from '../hooks/hookInstall.js';
 import { HOST_AGENTS, HOSTS, isHostAgent, type HostAgent } from '../hooks/hostAgents.js';
+import { defaultStateDir } from '../hooks/stateDir.js';
 
 /** What the command needs of the process (the shape of agentpolicy.ts's CliIo, declared here so neither file imports the other). */
 export interface HookInstallIo {
   out: (line: string) => void;
   err: (line: string) => void;
   cwd: string;
+  /** The environment: PATH for --command, the state folder (default: the process's). */
+  env?: NodeJS.ProcessEnv;
+  /** The node the client falls back to (default: the one running now). */
+  node?: string;
+  /** The CLI's own script, dist/cli.js (default: the one beside the running code). */
+  cliScript?: string;
+}
+
+/** The CLI's own script: `cli.js` beside the running bundle (dist/commands.js), else the script node was started with. */
+export function ownCliScript(): string | undefined {
+  const candidates = [path.join(__dirname, 'cli.js'), process.argv[1]];
+  for (const candidate of candidates) {
+    if (candidate === undefined || path.basename(candidate) === '') continue;
+    try {
+      const real = fs.realpathSync(candidate);
+      if (path.basename(real) === 'cli.js' && fs.statSync(real).isFile()) return real;
+    } catch {
+      // Not there: the next.
+    }
+  }
+  return undefined;
 }
 
 export const HOOK_INSTALL_USAGE = `usage:
@@ -38,14 +65,30 @@ export async function hookInstallCommand(argv: readonly string[], io: HookInstal
     io.out(HOOK_INSTALL_USAGE);
     return 0;
   }
+  const env = io.env ?? process.env;
+  const removing = values.remove === true;
   let plan;
+  let client: { file: string; text: string; stateDir: string; fallback: HookClientFallback } | undefined;
   try {
     const agents = agentsOf(values.agent);
     const workspaceFolder = path.resolve(io.cwd, values.workspace ?? '.');
     if (!isFolder(workspaceFolder)) throw new UsageError(`--workspace ${values.workspace ?? '.'}: no such folder`);
+    const timeoutSeconds = values.timeout === undefined ? undefined : secondsOf(values.timeout);
+    if (values.command !== undefined && values.command.trim() === '') throw new UsageError('--command is empty');
+    if (!removing) {
+      // A hook that cannot start is never written: what the client falls back to runs now, or nothing is written.
+      const fallback = fallbackOf(values.command, io, env);
+      if ('problem' in fallback) {
+        io.err(`agentpolicy: the hook could not start, so nothing was written: ${fallback.problem}`);
+        return 1;
+      }
+      const stateDir = defaultStateDir(env);
+      const text = hookClientScript(fallback);
+      client = { file: hookClientPath(stateDir, text), text, stateDir, fallback };
+    }
     plan = planHookInstall({
-      workspaceFolder, agents, remove: values.remove === true,
-      command: values.command, timeoutSeconds: values.timeout === undefined ? undefined : secondsOf(values.timeout),
+      workspaceFolder, agents, remove: removing, timeoutSeconds,
+      command: client !== undefined ? quoteForPosixShell(client.file) : values.command,
     });
   } catch (error) {
     if (error instanceof UsageError || error instanceof RangeError) return usage(io, error.message);
@@ -58,6 +101,10 @@ export async function hookInstallCommand(argv: readonly string[], io: HookInstal
   const dryRun = values['dry-run'] === true;
   if (!dryRun) {
     try {
+      if (client !== undefined) {
+        ensureStateFolder(client.stateDir);
+        writeHookClient(client.file, client.text);
+      }
       applyHookInstall(plan);
     } catch (error) {
       io.err(`agentpolicy: ${(error as Error).message}`);
@@ -65,15 +112,26 @@ export async function hookInstallCommand(argv: readonly string[], io: HookInstal
     }
   }
   for (const change of plan.changes) io.out(describeChange(change, dryRun));
-  if (values.remove !== true) {
+  if (client !== undefined) io.out(`${dryRun ? 'would write' : 'wrote'} the hook client ${client.file} (the entries run it: it asks the decision service, else runs ${'node' in client.fallback ? `${client.fallback.node} ${client.fallback.cli}` : client.fallback.command})`);
+  if (!removing) {
     const hosts = new Set(plan.changes.flatMap((c) => c.hosts));
     for (const host of HOST_AGENTS.filter((h) => hosts.has(h))) io.out(`  ${HOSTS[host].label}: ${HOST_SETUP_NOTES[host]}`);
-    const launcher = values.command ?? DEFAULT_HOOK_LAUNCHER;
-    if (!launcherOnPath(launcher)) {
-      io.err(`agentpolicy: warning: "${launcher.trim()}" is not on this PATH, and the hosts run it from theirs: ${LAUNCHER_HINT}`);
-    }
   }
   return 0;
+}
+
+/** What the client falls back to, checked to run: --command as given, else this node and this CLI by absolute paths. */
+function fallbackOf(command: string | undefined, io: HookInstallIo, env: NodeJS.ProcessEnv): HookClientFallback | { problem: string } {
+  if (command !== undefined) {
+    const line = launcherFor(command, (p) => path.isAbsolute(p) && isFile(p));
+    const problem = commandLauncherProblem(line, io.cwd, env);
+    return problem !== undefined ? { problem: `--command ${command.trim()}: ${problem}` } : { command: line };
+  }
+  const node = io.node ?? process.execPath;
+  const cli = io.cliScript ?? ownCliScript();
+  if (cli === undefined) return { problem: 'the agentpolicy CLI\'s own script (dist/cli.js) was not found beside the running code: name it with --command "/absolute/path/to/node /absolute/path/to/dist/cli.js"' };
+  const problem = cliLauncherProblem(node, cli, env);
+  return problem !== undefined ? { problem } : { node, cli };
 }
 
 /** One line per file: what was done (or would be, with --dry-run) and for whom. */
@@ -107,6 +165,14 @@ function usage(io: HookInstallIo, message: string): number {
   io.err(`agentpolicy: ${message}`);
   io.err(HOOK_INSTALL_USAGE);
   return 2;
+}
+
+function isFile(p: string): boolean {
+  try {
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
 }
 
 function isFolder(p: string): boolean {

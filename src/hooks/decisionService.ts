@@ -15,6 +15,9 @@
 //   POST /http/<agent>  (Claude Code's `type: "http"` hook) the host's hook input → the host's
 //                       own JSON answer, status 200 (Claude Code reads a 2xx body as a command
 //                       hook's stdout; any other status is a failure, a block with `onFailure: "block"`).
+//   POST /raw/<agent>   the same answer as /hook/ for a client without a JSON parser (the hook
+//                       client, hookClient.ts): the body is the stdout, byte for byte; the exit code
+//                       is the header `X-Agentpolicy-Exit`, the stderr (base64) `X-Agentpolicy-Stderr`.
 //
 // Query parameters stand for what `agentpolicy hook`'s flags and its environment give today:
 // timeout, workspace, untrusted, policy, managed, user, audit, cwd (the hook process's folder: the
@@ -42,6 +45,9 @@ export const SERVICE_SECRET = 'service-secret';
 export const SERVICE_DISCOVERY = 'service.json';
 /** The hosts with an `http` hook type whose answer format is checked (docs/hook-hosts.md §2). */
 export const HTTP_HOOK_AGENTS: readonly HostAgent[] = ['claude'];
+/** The headers of a `/raw/` answer: the exit code, and the stderr in base64 (empty: none). */
+export const RAW_EXIT_HEADER = 'x-agentpolicy-exit';
+export const RAW_STDERR_HEADER = 'x-agentpolicy-stderr';
 /** The host's environment the judgement reads: a request names it; the service's own never counts. */
 export const HOST_ENV = ['CLAUDE_PROJECT_DIR', 'GEMINI_PROJECT_DIR', 'COPILOT_PROJECT_DIR', 'COPILOT_CLI'] as const;
 /** Path parameters, as `agentpolicy hook`'s flags of the same names (`cwd`: the hook process's folder). */
@@ -420,9 +426,9 @@ export async function startDecisionService(options: DecisionServiceOptions = {})
       } catch {
         throw new Refusal(400, 'the request line names no path');
       }
-      const route = /^\/(hook|http)\/([a-z]+)$/.exec(url.pathname);
-      if (route === null) throw new Refusal(404, `unknown path ${url.pathname.slice(0, 200)}: POST /hook/<agent> or /http/<agent>`);
-      const kind = route[1] as 'hook' | 'http';
+      const route = /^\/(hook|http|raw)\/([a-z]+)$/.exec(url.pathname);
+      if (route === null) throw new Refusal(404, `unknown path ${url.pathname.slice(0, 200)}: POST /hook/<agent>, /raw/<agent> or /http/<agent>`);
+      const kind = route[1] as 'hook' | 'http' | 'raw';
       const agent = route[2]!;
       if (!isHostAgent(agent)) throw new Refusal(404, `unknown agent ${agent}: one of ${HOST_AGENTS.join(', ')}`);
       if (kind === 'http' && !HTTP_HOOK_AGENTS.includes(agent)) throw new Refusal(404, `no http hook is answered for ${agent}: POST /hook/${agent}`);
@@ -439,8 +445,15 @@ export async function startDecisionService(options: DecisionServiceOptions = {})
         stdin, env: { ...serviceEnv, ...params.hostEnv }, cwd: params.cwd ?? defaultCwd,
         loadShellParser: () => initShellParser(), findEditor, loadPolicy: (sources) => policies.load(sources),
       });
+      const stderr = result.stderr !== undefined ? `${result.stderr}\n` : '';
       if (kind === 'hook') {
-        send(200, JSON.stringify({ exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr !== undefined ? `${result.stderr}\n` : '' }));
+        send(200, JSON.stringify({ exitCode: result.exitCode, stdout: result.stdout, stderr }));
+        return;
+      }
+      if (kind === 'raw') {
+        send(200, result.stdout, 'application/octet-stream', {
+          [RAW_EXIT_HEADER]: String(result.exitCode), [RAW_STDERR_HEADER]: Buffer.from(stderr).toString('base64'),
+        });
         return;
       }
       // The host's own answer; an exit code that blocks in a command hook is a deny in the body here.

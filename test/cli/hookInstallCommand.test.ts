@@ -1,5 +1,6 @@
 // `agentpolicy hook install`: what it prints, what it writes (nothing with --dry-run or when a
-// file cannot be changed), and its exit codes (0 done, 1 a file could not be changed, 2 usage).
+// file cannot be changed or the hook could not start), the hook client it writes, and its exit
+// codes (0 done, 1 a file could not be changed or the hook could not start, 2 usage).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -10,15 +11,79 @@ describe('agentpolicy hook install', () => {
   let ws: string;
   let out: string[];
   let err: string[];
-  const run = (...argv: string[]): Promise<number> => hookInstallCommand(argv, { out: (l) => out.push(l), err: (l) => err.push(l), cwd: ws });
+  /** The state folder's parent (XDG_STATE_HOME) and a stand-in for dist/cli.js that answers --version. */
+  let stateHome: string;
+  let cli: string;
+  let node: string = process.execPath;
+  const state = (): string => path.join(stateHome, 'agentpolicy');
+  const run = (...argv: string[]): Promise<number> => hookInstallCommand(argv, {
+    out: (l) => out.push(l), err: (l) => err.push(l), cwd: ws, env: { ...process.env, XDG_STATE_HOME: stateHome }, node, cliScript: cli,
+  });
   const files = (): string[] => (fs.readdirSync(ws, { recursive: true }) as string[]).filter((f) => fs.statSync(path.join(ws, f)).isFile()).sort();
+  const clients = (): string[] => (fs.existsSync(state()) ? fs.readdirSync(state()).filter((f) => f.startsWith('hook-client-')) : []);
 
   beforeEach(() => {
     ws = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'hook-install-cli-')));
+    stateHome = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'hook-install-state-')));
+    cli = path.join(stateHome, 'dist dir', 'cli.js');
+    fs.mkdirSync(path.dirname(cli));
+    fs.writeFileSync(cli, "console.log('0.1.0');\n");
+    node = process.execPath;
     out = [];
     err = [];
   });
-  afterEach(() => fs.rmSync(ws, { recursive: true, force: true }));
+  afterEach(() => {
+    fs.rmSync(ws, { recursive: true, force: true });
+    fs.rmSync(stateHome, { recursive: true, force: true });
+  });
+
+  it('writes the hook client (0700 in a 0700 folder) and names it by absolute path; the client falls back to this node and cli.js by absolute paths', async () => {
+    assert.equal(await run('--agent', 'claude'), 0);
+    const [client, ...more] = clients();
+    assert.ok(client !== undefined && more.length === 0, clients().join(', '));
+    const file = path.join(state(), client);
+    assert.equal(fs.statSync(file).mode & 0o777, 0o700);
+    assert.equal(fs.statSync(state()).mode & 0o777, 0o700);
+    const settings = JSON.parse(fs.readFileSync(path.join(ws, '.claude', 'settings.json'), 'utf8'));
+    assert.equal(settings.hooks.PreToolUse[0].hooks[0].command, `${file} hook --agent claude --timeout 120`);
+    const text = fs.readFileSync(file, 'utf8');
+    assert.ok(text.includes(`AP_NODE=${node}\n`) && text.includes(`AP_CLI='${cli}'\n`), text);
+    assert.ok(out[1]!.startsWith(`wrote the hook client ${file} `), out.join('\n'));
+  });
+
+  it('refuses (exit 1, nothing written) when the CLI or node cannot run', async () => {
+    for (const [setup, message] of [
+      [() => fs.rmSync(cli), /the agentpolicy CLI \(.*cli\.js\) does not exist/],
+      [() => fs.writeFileSync(cli, 'process.exit(3)\n'), /--version exited with 3/],
+      [() => { node = path.join(stateHome, 'no-node'); }, /node \(.*no-node\) does not exist/],
+      [() => { node = cli; }, /node \(.*cli\.js\) cannot be run/],
+    ] as const) {
+      fs.writeFileSync(cli, "console.log('0.1.0');\n");
+      node = process.execPath;
+      setup();
+      err = [];
+      assert.equal(await run('--agent', 'claude,codex'), 1, err.join('\n'));
+      assert.match(err.join('\n'), /the hook could not start, so nothing was written/);
+      assert.match(err.join('\n'), message);
+      assert.deepEqual(files(), []);
+      assert.deepEqual(clients(), []);
+    }
+  });
+
+  it('refuses a --command that cannot start: a bare name not on PATH, a missing path, one whose --version fails', async () => {
+    for (const [command, message] of [
+      ['agentpolicy-nowhere-xyz', /"agentpolicy-nowhere-xyz" is not on this PATH/],
+      ['/nonexistent/agentpolicy hook', /\/nonexistent\/agentpolicy does not exist/],
+      [`${process.execPath} ${path.join(stateHome, 'missing.js')}`, /--version exited with 1/],
+    ] as const) {
+      err = [];
+      assert.equal(await run('--agent', 'claude', '--command', command), 1, err.join('\n'));
+      assert.match(err.join('\n'), message);
+      assert.match(err.join('\n'), /nothing was written/);
+      assert.deepEqual(files(), []);
+      assert.deepEqual(clients(), []);
+    }
+  });
 
   it('installs for the agents named, one line per file and what each host still needs; exit 0', async () => {
     assert.equal(await run('--agent', 'claude,codex'), 0);
@@ -34,12 +99,14 @@ describe('agentpolicy hook install', () => {
     const sub = path.join(ws, 'project');
     fs.mkdirSync(sub);
     ws = path.dirname(sub);
-    assert.equal(await run('--agent', 'all', '--workspace', 'project', '--command', 'npx agentpolicy', '--timeout', '45'), 0);
+    assert.equal(await run('--agent', 'all', '--workspace', 'project', '--command', `node '${cli}'`, '--timeout', '45'), 0);
     assert.equal(out.filter((l) => l.startsWith('created ')).length, 5);
+    const [client] = clients();
     const claude = JSON.parse(fs.readFileSync(path.join(sub, '.claude', 'settings.json'), 'utf8'));
-    assert.equal(claude.hooks.PreToolUse[0].hooks[0].command, 'npx agentpolicy hook --agent claude --timeout 45');
+    assert.equal(claude.hooks.PreToolUse[0].hooks[0].command, `${path.join(state(), client!)} hook --agent claude --timeout 45`);
+    assert.ok(fs.readFileSync(path.join(state(), client!), 'utf8').includes(`ap_fallback() { node '${cli}' "$@"; }`), 'the client falls back to the command given');
     assert.ok(out.some((l) => l.includes('Copilot CLI and VS Code agent mode')));
-    assert.ok(!err.some((l) => l.includes('not on this PATH')), 'no PATH warning for a command of your own');
+    assert.deepEqual(err, []);
   });
 
   it('--remove takes our entries out and deletes files that held only ours', async () => {
@@ -57,6 +124,7 @@ describe('agentpolicy hook install', () => {
     assert.deepEqual(out.slice(0, 2), ['would update .claude/settings.json (Claude Code)', 'would create .cursor/hooks.json (Cursor)']);
     assert.deepEqual(files(), [path.join('.claude', 'settings.json')]);
     assert.equal(fs.readFileSync(path.join(ws, '.claude', 'settings.json'), 'utf8'), '{ "model": "opus" }');
+    assert.deepEqual(clients(), [], 'no client written');
   });
 
   it('exit 1 and nothing written when a file is not JSONC', async () => {
@@ -65,6 +133,7 @@ describe('agentpolicy hook install', () => {
     assert.equal(await run('--agent', 'claude,gemini'), 1);
     assert.match(err.join('\n'), /\.gemini\/settings\.json: not valid JSON with comments .*nothing was changed/);
     assert.deepEqual(files(), [path.join('.gemini', 'settings.json')]);
+    assert.deepEqual(clients(), [], 'no client written');
   });
 
   for (const [argv, message] of [

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { type HostDriver, binPath } from './hostDrivers';
-import { AGENTPOLICY_CLI, installHook } from './installHook';
+import { installHook } from './installHook';
 import { ScriptedModelServer } from './modelServer';
 import { type GroupRun, runInGroup } from './processGroup';
 
@@ -36,7 +36,7 @@ export interface HostProject {
 export interface ProjectOptions {
   /** The text of `.agentpolicy.jsonc` (default POLICY). */
   policy?: string;
-  /** How the host starts the hook (default `node <AGENTPOLICY_CLI>`): a test swaps in a crashing or slow one. */
+  /** `--command` for the install: a crashing or slow stand-in (default: none, the hook client as a person installs it). */
   hookLauncher?: string;
   /** The timeout written in the host's hook entry, in seconds (default: the install's). */
   hookTimeoutSeconds?: number;
@@ -88,8 +88,10 @@ export function createHostProject(driver: HostDriver, options: ProjectOptions = 
   fs.mkdirSync(path.join(home, 'run'), { recursive: true, mode: 0o700 });
   fs.writeFileSync(path.join(project, '.agentpolicy.jsonc'), options.policy ?? POLICY);
   fs.writeFileSync(path.join(project, 'victim.txt'), 'please keep me\n');
+  // The hook client goes into the run's own state folder (the host's XDG_STATE_HOME below).
   installHook(driver.host, project, {
-    launcher: options.hookLauncher ?? `node ${AGENTPOLICY_CLI}`,
+    ...(options.hookLauncher !== undefined ? { launcher: options.hookLauncher } : {}),
+    env: { ...process.env, HOME: home, XDG_STATE_HOME: path.join(home, '.local', 'state') },
     ...(options.hookTimeoutSeconds !== undefined ? { timeoutSeconds: options.hookTimeoutSeconds } : {}),
   });
   const auditFile = path.join(home, '.local', 'state', 'agentpolicy', 'audit.jsonl');

@@ -4,15 +4,18 @@
 // `npm run test:hosts` (scripts/test-hosts.mjs) installs the CLIs and builds dist/ first.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { startDecisionService, type DecisionService } from '../../src/hooks/decisionService';
 import { binPath, HOST_DRIVERS, type HostDriver } from './hostDrivers';
-import { type HostRunResult, type HostScenario, runHost } from './hostRun';
+import { createHostProject, type HostProject, type HostRunResult, type HostScenario, runHost, runHostIn } from './hostRun';
 import { AGENTPOLICY_CLI } from './installHook';
 
-/** What each host can be made to do when its hook fails (docs/hooks.md, "Tested hosts"). */
+/** What each host can be made to do when its hook fails (docs/hooks.md, "Tested hosts"): the hook being the client `hook install` writes. */
 const BLOCKS_WHEN_HOOK: Record<HostDriver['host'], { crashes: boolean; timesOut: boolean }> = {
   claude: { crashes: true, timesOut: true }, // the entry's "onFailure": "block"
-  codex: { crashes: false, timesOut: false },
-  gemini: { crashes: false, timesOut: false },
+  // The hook client turns a crash of the hook it runs into exit 2 with a reason, which these hosts obey.
+  codex: { crashes: true, timesOut: false },
+  gemini: { crashes: true, timesOut: false },
   copilot: { crashes: true, timesOut: false }, // an exit code other than 0 denies; a timeout lets the call through
 };
 
@@ -97,3 +100,76 @@ for (const driver of HOST_DRIVERS) {
     }
   });
 }
+
+// The hook client `hook install` writes (docs/hooks.md, "How the hook starts"): with the decision
+// service up it answers; stopped, the client decides in-process with the absolute node and
+// dist/cli.js; neither on the host's PATH, it still decides.
+const claude = HOST_DRIVERS.find((d) => d.host === 'claude')!;
+describe(`${claude.label} with the hook client and the decision service (real CLI, offline)`, function () {
+  this.timeout(120_000);
+  let where: HostProject | undefined;
+  let service: DecisionService | undefined;
+
+  before(function () {
+    if (!fs.existsSync(binPath(claude))) {
+      console.warn(`    skipped: ${claude.label} is not installed at ${binPath(claude)} (run scripts/ensure-agent-clis.sh)`);
+      this.skip();
+    }
+    assert.ok(fs.existsSync(AGENTPOLICY_CLI), `${AGENTPOLICY_CLI} is missing: run npm run build`);
+  });
+
+  afterEach(async () => {
+    await service?.close();
+    service = undefined;
+    where?.dispose();
+    where = undefined;
+  });
+
+  /** The service in this process, in the run's own state folder (where the client looks for it). */
+  async function serve(project: HostProject): Promise<DecisionService> {
+    service = await startDecisionService({
+      stateDir: path.join(project.home, '.local', 'state', 'agentpolicy'), workspace: project.project,
+      env: { HOME: project.home, PATH: process.env.PATH }, findEditor: () => undefined,
+    });
+    return service;
+  }
+
+  function decisions(project: HostProject): string[] {
+    return project.auditLines().filter((l) => l.event === 'decision' && l.tool === 'builtin.run_command').map((l) => l.decision ?? '?');
+  }
+
+  it('the service up: a denied rm never runs, an allowed touch runs, both decided by the service', async () => {
+    where = createHostProject(claude);
+    const s = await serve(where);
+    const denied = await runHostIn(claude, where, { command: 'rm victim.txt', hostApproves: true });
+    assert.ok(where.exists('victim.txt'), `victim.txt was deleted\n${denied.explain()}`);
+    assert.ok(denied.model.toolResults.some((t) => t.includes('no deleting')), denied.explain());
+    const allowed = await runHostIn(claude, where, { command: 'touch made.txt' });
+    assert.ok(where.exists('made.txt'), `made.txt was not created\n${allowed.explain()}`);
+    assert.deepEqual(decisions(where), ['deny', 'allow'], allowed.explain());
+    assert.ok(s.policies.loads + s.policies.hits >= 2, 'the service decided both calls');
+  });
+
+  it('the service stopped: still decided, by the in-process fallback', async () => {
+    where = createHostProject(claude);
+    await serve(where);
+    await service!.close();
+    service = undefined;
+    const denied = await runHostIn(claude, where, { command: 'rm victim.txt', hostApproves: true });
+    assert.ok(where.exists('victim.txt'), `victim.txt was deleted\n${denied.explain()}`);
+    assert.ok(denied.model.toolResults.some((t) => t.includes('no deleting')), denied.explain());
+    const allowed = await runHostIn(claude, where, { command: 'touch made.txt' });
+    assert.ok(where.exists('made.txt'), `made.txt was not created\n${allowed.explain()}`);
+    assert.deepEqual(decisions(where), ['deny', 'allow']);
+  });
+
+  it('agentpolicy not on the host\'s PATH (/usr/bin:/bin): still decided (before, every call was blocked as "agentpolicy: not found")', async () => {
+    where = createHostProject(claude);
+    const bare = '/usr/bin:/bin';
+    const allowed = await runHostIn(claude, where, { command: 'touch made.txt', env: { PATH: bare } });
+    assert.ok(where.exists('made.txt'), `made.txt was not created\n${allowed.explain()}`);
+    const denied = await runHostIn(claude, where, { command: 'rm victim.txt', hostApproves: true, env: { PATH: bare } });
+    assert.ok(where.exists('victim.txt'), `victim.txt was deleted\n${denied.explain()}`);
+    assert.deepEqual(decisions(where), ['allow', 'deny'], denied.explain());
+  });
+});
