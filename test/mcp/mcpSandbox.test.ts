@@ -25,7 +25,8 @@ import { ScriptedModel } from '../../src/runtime/scripted.js';
 import type { Session } from '../../src/runtime/session.js';
 import type { StartSessionOptions } from '../../src/runtime/sessionOptions.js';
 import { describeEvent } from '../../src/runtime/transcript.js';
-import { closeAll, FIXTURES, nodeServer, tempDir } from './helpers.js';
+import { build } from 'esbuild';
+import { closeAll, FIXTURES, tempDir } from './helpers.js';
 
 const probe = probeSandbox();
 const FILES = path.join(FIXTURES, 'files.ts');
@@ -36,6 +37,26 @@ function outsideTmp(prefix: string): string {
   // The sandbox has a private /tmp: a fake home there would be hidden anyway, proving nothing.
   const base = fs.existsSync('/var/tmp') ? '/var/tmp' : os.tmpdir();
   return fs.realpathSync(fs.mkdtempSync(path.join(base, prefix)));
+}
+
+/**
+ * The sandbox replaces /tmp with a private one, so a server whose files lie in the host's /tmp
+ * (this checkout may: CI clones where it likes) could not start in it. The fixture is bundled into
+ * one file outside /tmp, and run with a Node outside /tmp (a copy of this one if none is there).
+ */
+async function serverOutsideTmp(): Promise<{ node: string; script: string; dir: string }> {
+  const dir = outsideTmp('mcp-sandbox-server-');
+  const script = path.join(dir, 'files.cjs');
+  await build({ entryPoints: [FILES], bundle: true, platform: 'node', format: 'cjs', outfile: script, logLevel: 'error' });
+  const underTmp = (p: string): boolean => !path.relative(fs.realpathSync(os.tmpdir()), p).startsWith('..');
+  const candidates = [fs.realpathSync(process.execPath), '/usr/bin/node', '/usr/local/bin/node'];
+  let node = candidates.find((p) => fs.existsSync(p) && !underTmp(fs.realpathSync(p)));
+  if (node === undefined) {
+    node = path.join(dir, 'node');
+    fs.copyFileSync(process.execPath, node);
+    fs.chmodSync(node, 0o755);
+  }
+  return { node, script, dir };
 }
 
 function write(file: string, text: string): void {
@@ -53,11 +74,15 @@ describe('sandboxed MCP servers: the policy\'s sandboxServers (real bubblewrap, 
   let sessions: Session[];
   const policyText = JSON.stringify({ version: 1, sandboxServers: ['fil*', '!files-out'], rules: [{ id: 'mcp', tools: ['mcp.*'], decision: 'allow' }] }, null, 2);
 
-  before(function () {
+  /** The fixture server, bundled into one file, and a Node to run it, both where the sandbox sees them. */
+  let server: { node: string; script: string; dir: string } | undefined;
+
+  before(async function () {
     if (!probe.available) {
       console.log(`    (sandboxed MCP server tests skipped: ${probe.reason})`);
       this.skip();
     }
+    server = await serverOutsideTmp();
   });
   beforeEach(() => {
     ws = tempDir('mcp-sandbox-');
@@ -82,9 +107,13 @@ describe('sandboxed MCP servers: the policy\'s sandboxServers (real bubblewrap, 
     for (const dir of [ws, home]) fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  after(() => {
+    if (server) fs.rmSync(server.dir, { recursive: true, force: true });
+  });
+
   function source(name: string, env: Record<string, string | null> = {}): McpToolSource {
-    const server = { ...nodeServer(name, FILES, [marks]), env };
-    const s = new McpToolSource(server, { workspaceFolder: ws });
+    const config = { name, type: 'stdio' as const, command: server!.node, args: [server!.script, marks], env };
+    const s = new McpToolSource(config, { workspaceFolder: ws });
     sources.push(s);
     return s;
   }
