@@ -21,6 +21,7 @@ import { auditTable, interruptedSessions, readAuditLog, sessionMarks } from '../
 import { toolsOfferedDiagnostics } from '../runtime/agentsToolsOffered.js';
 import { sandboxForDecision } from '../runtime/sandboxRun.js';
 import { hookInstallCommand } from './hookInstallCommand.js';
+import { hookStatusCommand } from './hookStatusCommand.js';
 import { HOOK_USAGE, hookMain, readProcessStdin } from './hookMain.js';
 import { runCommand, RunUsageError } from './run.js';
 import { SANDBOX_USAGE, sandboxCommand, SandboxUsageError } from './sandboxCommand.js';
@@ -413,6 +414,7 @@ async function run(values: Values, io: CliIo): Promise<number> {
 /** `agentpolicy hook …` (main.ts runs it from its own bundle; this is the same, for tests and programs). */
 function hook(args: string[], io: CliIo): Promise<number> {
   if (args[0] === 'install') return hookInstallCommand(args.slice(1), io);
+  if (args[0] === 'status') return hookStatusCommand(args.slice(1), io);
   return hookMain({
     argv: args, readStdin: io.readStdin ?? readProcessStdin, env: io.env ?? process.env, cwd: io.cwd,
     out: (text) => {

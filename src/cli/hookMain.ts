@@ -13,7 +13,8 @@ export const HOOK_USAGE = `usage:
   agentpolicy hook --agent ${HOST_AGENTS.join('|')} [--timeout S] [--policy F] [--workspace DIR]
                    [--managed F] [--user F] [--audit F] [--untrusted]
       reads the host's hook input on stdin, answers in the host's format on stdout
-  agentpolicy hook install --agent A[,B…] [--workspace DIR] [--command CMD] [--timeout S] [--remove] [--dry-run]`;
+  agentpolicy hook install --agent A[,B…] [--workspace DIR] [--command CMD] [--timeout S] [--remove] [--dry-run]
+  agentpolicy hook status [--workspace DIR] [--json]`;
 
 export interface HookProcess {
   argv: readonly string[];

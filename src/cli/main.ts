@@ -8,7 +8,7 @@ import { defaultStateDir } from '../hooks/stateDir.js';
 import { requireWithCodeCache } from './codeCache.js';
 
 const argv = process.argv.slice(2);
-const running = argv[0] === 'hook' && argv[1] !== 'install' ? runHook(argv.slice(1)) : runCommand(argv);
+const running = argv[0] === 'hook' && argv[1] !== 'install' && argv[1] !== 'status' ? runHook(argv.slice(1)) : runCommand(argv);
 running.then(
   (code) => {
     process.exitCode = code;
