@@ -187,20 +187,22 @@ export function writeHookClient(file: string, text: string): void {
 /** The longest a launcher's `--version` may take at install. */
 const CHECK_TIMEOUT_MS = 15_000;
 
+/** Why a file the hook needs cannot serve: missing, not a file, or not runnable/readable (`mode`); undefined when it can. */
+export function fileProblem(file: string, mode: number, what: string): string | undefined {
+  try {
+    if (!fs.statSync(file).isFile()) return `${what} (${file}) is not a file`;
+    fs.accessSync(file, mode);
+    return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? `${what} (${file}) does not exist` : `${what} (${file}) cannot be ${mode === fs.constants.X_OK ? 'run' : 'read'} (${code ?? 'error'})`;
+  }
+}
+
 /** Why the CLI run as `node cli` cannot be the hook's fallback, or undefined when it runs (`--version` exits 0). */
 export function cliLauncherProblem(node: string, cli: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (!path.isAbsolute(node)) return `node (${node}) is not an absolute path`;
   if (!path.isAbsolute(cli)) return `the agentpolicy CLI (${cli}) is not an absolute path`;
-  const fileProblem = (file: string, mode: number, what: string): string | undefined => {
-    try {
-      if (!fs.statSync(file).isFile()) return `${what} (${file}) is not a file`;
-      fs.accessSync(file, mode);
-      return undefined;
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      return code === 'ENOENT' ? `${what} (${file}) does not exist` : `${what} (${file}) cannot be ${mode === fs.constants.X_OK ? 'run' : 'read'} (${code ?? 'error'})`;
-    }
-  };
   const problem = fileProblem(node, fs.constants.X_OK, 'node') ?? fileProblem(cli, fs.constants.R_OK, 'the agentpolicy CLI');
   if (problem !== undefined) return problem;
   return ranProblem(spawnSync(node, [cli, '--version'], { encoding: 'utf8', env, timeout: CHECK_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'] }), `${node} ${cli} --version`);

@@ -14,6 +14,7 @@ import { readServiceDiscovery } from './decisionService.js';
 import { findEditor, type EditorEndpoint } from './editorBridge.js';
 import { processAlive } from './editorDiscovery.js';
 import { DEFAULT_HOOK_LAUNCHER, DEFAULT_HOOK_TIMEOUT_SECONDS, hookTargets, quoteForPosixShell, targetOf, type HookTarget } from './hookEntries.js';
+import { fileProblem } from './hookClient.js';
 import { BLOCKS_WHEN_HOOK_CANNOT_START, installedHookHosts } from './hookInstall.js';
 import { HOST_AGENTS, HOSTS, type HostAgent } from './hostAgents.js';
 import { defaultStateDir } from './stateDir.js';
@@ -279,16 +280,6 @@ function onPath(word: string, cwd: string, env: NodeJS.ProcessEnv): string | und
   return undefined;
 }
 
-function fileProblem(file: string, mode: number, what: string): string | undefined {
-  try {
-    if (!fs.statSync(file).isFile()) return `${what} (${file}) is not a file`;
-    fs.accessSync(file, mode);
-    return undefined;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' ? `${what} (${file}) does not exist` : `${what} (${file}) cannot be ${mode === fs.constants.X_OK ? 'run' : 'read'} (${code ?? 'error'})`;
-  }
-}
 
 /** Words of a simple POSIX command line: quotes taken off, backslash escapes kept literal. Enough for what `hook install` writes. */
 export function shellWords(line: string): string[] {
