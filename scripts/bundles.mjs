@@ -49,6 +49,20 @@ const schemaBesideHook = {
   },
 };
 
+/**
+ * The hook's bundle loads the sandbox probe (and the sandbox engine code it pulls in) from a
+ * bundle of its own, `sandboxProbe.js`, only when an allowed command is to be sandboxed
+ * (src/hooks/hookSandbox.ts).
+ */
+const probeBesideHook = {
+  name: 'probe-beside-hook',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/runtime\/sandboxProbe\.js$/ }, (args) =>
+      args.importer.endsWith(path.join('src', 'hooks', 'hookSandbox.ts')) && args.kind === 'require-call' ? { path: './sandboxProbe.js', external: true } : undefined,
+    );
+  },
+};
+
 export const entries = [
   // The extension notes when its bundle starts to run, so activation time includes loading it.
   // Its last line notes when evaluation ended: activation = evaluation + activate(), as VS Code counts it.
@@ -60,8 +74,9 @@ export const entries = [
   { in: 'src/vscode/core.ts', out: 'extensionCore' },
   { in: 'src/cli/main.ts', out: 'cli', banner: '#!/usr/bin/env node', importMeta: false, plugins: [bundlesBesideCli] },
   { in: 'src/cli/agentpolicy.ts', out: 'commands' },
-  { in: 'src/cli/hookMain.ts', out: 'hook', plugins: [schemaBesideHook] },
+  { in: 'src/cli/hookMain.ts', out: 'hook', plugins: [schemaBesideHook, probeBesideHook] },
   { in: 'src/policy/schema.ts', out: 'policySchema' },
+  { in: 'src/runtime/sandboxProbe.ts', out: 'sandboxProbe' },
   { in: 'src/entries/policy.ts', out: 'policy' },
   { in: 'src/entries/runtime.ts', out: 'runtime' },
 ];

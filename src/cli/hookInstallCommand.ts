@@ -14,6 +14,7 @@ import { HookFileError } from '../hooks/hookFileEdit.js';
 import { applyHookInstall, changeKind, HOST_SETUP_NOTES, planHookInstall, type HookFileChange } from '../hooks/hookInstall.js';
 import { HOST_AGENTS, HOSTS, isHostAgent, type HostAgent } from '../hooks/hostAgents.js';
 import { defaultStateDir } from '../hooks/stateDir.js';
+import { ownCliScript } from '../hooks/hookSandbox.js';
 
 /** What the command needs of the process (the shape of agentpolicy.ts's CliIo, declared here so neither file imports the other). */
 export interface HookInstallIo {
@@ -28,20 +29,8 @@ export interface HookInstallIo {
   cliScript?: string;
 }
 
-/** The CLI's own script: `cli.js` beside the running bundle (dist/commands.js), else the script node was started with. */
-export function ownCliScript(): string | undefined {
-  const candidates = [path.join(__dirname, 'cli.js'), process.argv[1]];
-  for (const candidate of candidates) {
-    if (candidate === undefined || path.basename(candidate) === '') continue;
-    try {
-      const real = fs.realpathSync(candidate);
-      if (path.basename(real) === 'cli.js' && fs.statSync(real).isFile()) return real;
-    } catch {
-      // Not there: the next.
-    }
-  }
-  return undefined;
-}
+/** The CLI's own script (hookSandbox.ts): `cli.js` beside the running bundle, else the script node was started with. */
+export { ownCliScript };
 
 export const HOOK_INSTALL_USAGE = `usage:
   agentpolicy hook install --agent ${HOST_AGENTS.join('|')}|all[,…] [--workspace DIR] [--command CMD] [--timeout S] [--remove] [--dry-run]`;

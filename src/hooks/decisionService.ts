@@ -22,7 +22,8 @@
 // Query parameters stand for what `agentpolicy hook`'s flags and its environment give today:
 // timeout, workspace, untrusted, policy, managed, user, audit, cwd (the hook process's folder: the
 // last resort for the workspace when the input names none), and the host's environment the
-// judgement reads (CLAUDE_PROJECT_DIR, GEMINI_PROJECT_DIR, COPILOT_PROJECT_DIR, COPILOT_CLI).
+// judgement reads (CLAUDE_PROJECT_DIR, GEMINI_PROJECT_DIR, COPILOT_PROJECT_DIR, COPILOT_CLI), and the
+// host's AGENTPOLICY_HOOK_SANDBOX (hookSandbox.ts).
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -49,7 +50,9 @@ export const HTTP_HOOK_AGENTS: readonly HostAgent[] = ['claude'];
 export const RAW_EXIT_HEADER = 'x-agentpolicy-exit';
 export const RAW_STDERR_HEADER = 'x-agentpolicy-stderr';
 /** The host's environment the judgement reads: a request names it; the service's own never counts. */
-export const HOST_ENV = ['CLAUDE_PROJECT_DIR', 'GEMINI_PROJECT_DIR', 'COPILOT_PROJECT_DIR', 'COPILOT_CLI'] as const;
+export const HOST_ENV = ['CLAUDE_PROJECT_DIR', 'GEMINI_PROJECT_DIR', 'COPILOT_PROJECT_DIR', 'COPILOT_CLI', 'AGENTPOLICY_HOOK_SANDBOX'] as const;
+/** Of HOST_ENV, those the service's own environment may set too (the host's value wins): the switch of hookSandbox.ts. */
+const SERVICE_MAY_SET: readonly string[] = ['AGENTPOLICY_HOOK_SANDBOX'];
 /** Path parameters, as `agentpolicy hook`'s flags of the same names (`cwd`: the hook process's folder). */
 const PATH_PARAMS = ['cwd', 'workspace', 'policy', 'managed', 'user', 'audit'] as const;
 /** A body over the limit is read on (and dropped) up to this much, so the client reads its 413; beyond it the connection is cut. */
@@ -406,7 +409,7 @@ export async function startDecisionService(options: DecisionServiceOptions = {})
   await initShellParser();
 
   const serviceEnv: NodeJS.ProcessEnv = { ...env };
-  for (const key of HOST_ENV) delete serviceEnv[key];
+  for (const key of HOST_ENV) if (!SERVICE_MAY_SET.includes(key)) delete serviceEnv[key];
   const defaultCwd = path.resolve(options.workspace ?? process.cwd());
   const findEditor = options.findEditor ?? editorFor;
   const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;

@@ -135,6 +135,7 @@ ap_service() {
   if [ -n "\${GEMINI_PROJECT_DIR+x}" ]; then set -- "$@" --url-query "GEMINI_PROJECT_DIR=$GEMINI_PROJECT_DIR"; fi
   if [ -n "\${COPILOT_PROJECT_DIR+x}" ]; then set -- "$@" --url-query "COPILOT_PROJECT_DIR=$COPILOT_PROJECT_DIR"; fi
   if [ -n "\${COPILOT_CLI+x}" ]; then set -- "$@" --url-query "COPILOT_CLI=$COPILOT_CLI"; fi
+  if [ -n "\${AGENTPOLICY_HOOK_SANDBOX+x}" ]; then set -- "$@" --url-query "AGENTPOLICY_HOOK_SANDBOX=$AGENTPOLICY_HOOK_SANDBOX"; fi
   curl -sS --unix-socket "$ap_state/${SERVICE_SOCKET}" --connect-timeout 2 \\
     -H "@$ap_tmp/auth" -H 'Content-Type: application/json' --data-binary "@$ap_tmp/in" \\
     -o "$ap_tmp/out" -w '%{http_code} %header{x-agentpolicy-exit} %header{x-agentpolicy-stderr}\\n' \\

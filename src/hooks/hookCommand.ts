@@ -16,6 +16,7 @@ import { HOSTS, type HostAgent } from './hostAgents.js';
 import { addHookMarks, markLists, readHookMarks } from './hookMarks.js';
 import { hostAnswer, nearestSafe, type HookVerdict, type HostAnswer } from './hostAnswers.js';
 import { HostInputError, readHostCall, type HostToolCall } from './hostCalls.js';
+import { HOOK_SANDBOX_ENV, hookSandboxSwitchedOff, machineSandbox, ownSandboxLauncher, sandboxedLine, type SandboxLauncher } from './hookSandbox.js';
 import { installedHookHosts } from './hookInstall.js';
 import { defaultStateDir, findWorkspacePolicy, loadHookPolicy, withHeldChange, type HookPolicy, type HookPolicySources } from './hookPolicy.js';
 
@@ -86,6 +87,10 @@ export interface HookDeps {
   /** Loads the layered policy (default: loadHookPolicy, from disk each call; the decision service keeps it compiled). */
   loadPolicy?: (sources: HookPolicySources) => HookPolicy;
   now?: () => number;
+  /** Whether this machine has a sandbox (default: hookSandbox.ts machineSandbox, probed once per process). */
+  sandboxAvailable?: () => { available: true } | { available: false; reason: string };
+  /** The node and cli.js an allowed command is sandboxed with (default: this process's: hookSandbox.ts). */
+  sandboxLauncher?: () => SandboxLauncher | { problem: string };
 }
 
 /** The hook's answer, and a line for the host's log when it blocked on an error. */
@@ -240,7 +245,11 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
     const marking = (verdict: HookVerdict): HookResult => {
       const given = nearestSafe(agent, hostCall.event, verdict).decision;
       if (given !== 'deny') addHookMarks(stateDir, agent, hostCall.session, decision.marks, given === 'allow');
-      return answer(agent, hostCall, verdict);
+      if (given !== 'allow') return answer(agent, hostCall, verdict);
+      const sandboxed = sandboxRewrite(agent, hostCall, loaded.workspaceFolder, held.policy.sandboxMode().mode === 'off', deps);
+      if (sandboxed === undefined) return answer(agent, hostCall, verdict);
+      const reason = `${verdict.reason}; ${sandboxed.note}`;
+      return answer(agent, hostCall, { ...verdict, reason }, sandboxed.input);
     };
     if (!asks) {
       audit.write({ time: new Date().toISOString(), event: 'decision', ...decided, decision: decision.decision, ...(decision.decision === 'allow' && decision.marks ? { marks: decision.marks } : {}) });
@@ -282,8 +291,28 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
   }
 }
 
-function answer(agent: HostAgent, hostCall: HostToolCall, verdict: HookVerdict): HookResult {
-  return { ...hostAnswer(agent, hostCall.event, verdict, hostCall.camelCase), verdict };
+function answer(agent: HostAgent, hostCall: HostToolCall, verdict: HookVerdict, updatedInput?: Record<string, unknown>): HookResult {
+  return { ...hostAnswer(agent, hostCall.event, verdict, hostCall.camelCase, updatedInput), verdict };
+}
+
+/**
+ * An allowed Claude Code `Bash` call: its input with the command run under `agentpolicy sandbox`
+ * (hookSandbox.ts), or only a note saying why it is not; undefined for any other call.
+ */
+function sandboxRewrite(agent: HostAgent, hostCall: HostToolCall, workspace: string, policyOff: boolean, deps: HookDeps): { input?: Record<string, unknown>; note: string } | undefined {
+  const command = hostCall.hostInput?.command;
+  if (agent !== 'claude' || hostCall.hostTool !== 'Bash' || typeof command !== 'string' || command.trim() === '') return undefined;
+  const not = (why: string): { note: string } => ({ note: `not run in Agent Policy's sandbox: ${why}` });
+  if (hookSandboxSwitchedOff(deps.env)) return not(`${HOOK_SANDBOX_ENV}=${deps.env[HOOK_SANDBOX_ENV]} switches it off`);
+  if (policyOff) return not('the policy says "sandbox": "off"');
+  const available = (deps.sandboxAvailable ?? machineSandbox)();
+  if (!available.available) return not(`there is no sandbox here (${available.reason})`);
+  const launcher = (deps.sandboxLauncher ?? ownSandboxLauncher)();
+  if ('problem' in launcher) return not(launcher.problem);
+  return {
+    input: { ...hostCall.hostInput, command: sandboxedLine(launcher, workspace, command) },
+    note: 'runs in Agent Policy\'s sandbox (agentpolicy sandbox)',
+  };
 }
 
 /** A `"review": "result"` decision under a hook: an ask before the call, saying why, never granted for longer than once. */

@@ -35,8 +35,11 @@ function json(value: unknown): HostAnswer {
   return { stdout: `${JSON.stringify(value)}\n`, exitCode: 0 };
 }
 
-/** The answer to print. `camelCase`: Copilot CLI's own payload shape (it answers in the same shape). */
-export function hostAnswer(host: HostAgent, event: string, given: HookVerdict, camelCase = false): HostAnswer {
+/**
+ * The answer to print. `camelCase`: Copilot CLI's own payload shape (it answers in the same shape).
+ * `updatedInput`: Claude Code's replacement tool input, given with an allow only (hookSandbox.ts).
+ */
+export function hostAnswer(host: HostAgent, event: string, given: HookVerdict, camelCase = false, updatedInput?: Record<string, unknown>): HostAnswer {
   const verdict = nearestSafe(host, event, given);
   // A reason is never empty: Codex ignores a deny without one.
   const reason = verdict.reason.trim() === '' ? `Agent Policy: ${verdict.decision}` : verdict.reason;
@@ -53,5 +56,6 @@ export function hostAnswer(host: HostAgent, event: string, given: HookVerdict, c
       if (camelCase) return json({ permissionDecision: verdict.decision, permissionDecisionReason: reason });
       break;
   }
-  return json({ hookSpecificOutput: { hookEventName: event === '' ? 'PreToolUse' : event, permissionDecision: verdict.decision, permissionDecisionReason: reason } });
+  const changed = host === 'claude' && verdict.decision === 'allow' && updatedInput !== undefined ? { updatedInput } : {};
+  return json({ hookSpecificOutput: { hookEventName: event === '' ? 'PreToolUse' : event, permissionDecision: verdict.decision, permissionDecisionReason: reason, ...changed } });
 }

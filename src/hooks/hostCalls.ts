@@ -22,6 +22,8 @@ export interface HostToolCall {
   cwd: string;
   /** The host's own tool name, as it sent it. */
   hostTool: string;
+  /** The host's own tool input, as it sent it (Claude-style payloads): an answer's `updatedInput` starts from it. */
+  hostInput?: Record<string, unknown>;
   call: ToolCall;
   /** Copilot CLI sent its camelCase shape (answered in camelCase) rather than the Claude-style one. */
   camelCase?: boolean;
@@ -353,7 +355,7 @@ export function readHostCall(host: HostAgent, stdin: string, env: NodeJS.Process
       break;
   }
   return {
-    host, event, session, folder, cwd: hostCwd, hostTool: toolName,
+    host, event, session, folder, cwd: hostCwd, hostTool: toolName, hostInput: input,
     ...(subagent !== undefined ? { subagent } : {}),
     call: { ...mapped, agent: subagent !== undefined ? `${host}:${subagent}` : host },
   };

@@ -80,7 +80,7 @@ describe('the hook client (hook install writes it; the hosts run it)', function 
     return new Promise((resolve, reject) => {
       const child = spawn('/bin/sh', ['-c', commandLine], {
         cwd: workspace,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: root, XDG_STATE_HOME: stateHome, XDG_RUNTIME_DIR: path.join(root, 'run'), TMPDIR: tmp, ...env },
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: root, XDG_STATE_HOME: stateHome, XDG_RUNTIME_DIR: path.join(root, 'run'), TMPDIR: tmp, AGENTPOLICY_HOOK_SANDBOX: '0', ...env },
       });
       let stdout = '';
       let stderr = '';

@@ -333,3 +333,98 @@ describe('agentpolicy hook: answers as each host reads them', () => {
     }
   });
 });
+
+describe('agentpolicy hook: an allowed Claude Code Bash command runs in our sandbox (updatedInput)', function () {
+  const LAUNCHER = { node: '/opt/node dir/bin/node', cli: "/opt/it's/dist/cli.js" };
+  const available = () => ({ available: true as const });
+
+  before(async () => {
+    await initShellParser();
+  });
+
+  beforeEach(() => {
+    root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'hook-sbx-')));
+    workspace = path.join(root, 'proj');
+    state = path.join(root, 'state');
+    fs.mkdirSync(workspace, { recursive: true });
+    fs.writeFileSync(path.join(workspace, '.agentpolicy.jsonc'), POLICY);
+  });
+
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  type Out = { permissionDecision: string; permissionDecisionReason: string; updatedInput?: Record<string, unknown> };
+  async function sandboxHook(input: unknown, env: NodeJS.ProcessEnv = {}, more: { launcher?: unknown; available?: unknown; editor?: HookEditor } = {}): Promise<Out> {
+    const result = await runHook(options('claude'), {
+      stdin: claudeInput('Bash', input), env, cwd: workspace,
+      sandboxAvailable: (more.available ?? available) as never,
+      sandboxLauncher: () => (more.launcher ?? LAUNCHER) as never,
+      ...(more.editor ? { findEditor: () => more.editor } : {}),
+    });
+    assert.equal(result.exitCode, 0);
+    return (JSON.parse(result.stdout) as { hookSpecificOutput: Out }).hookSpecificOutput;
+  }
+
+  it('replaces the allowed command by the sandboxed line, each part quoted, the rest of the input kept', async () => {
+    const line = `touch "a b" 'it'\\''s' $HOME/x`;
+    const out = await sandboxHook({ command: line, description: 'make files', timeout: 5000 });
+    assert.equal(out.permissionDecision, 'allow');
+    assert.deepEqual(out.updatedInput, {
+      command: `'/opt/node dir/bin/node' '/opt/it'\\''s/dist/cli.js' 'sandbox' '--workspace' '${workspace}' '--shell' 'touch "a b" '\\''it'\\''\\'\\'''\\''s'\\'' $HOME/x'`,
+      description: 'make files', timeout: 5000,
+    });
+    assert.match(out.permissionDecisionReason, /runs in Agent Policy's sandbox/);
+  });
+
+  it('the line gives the sandbox the original command exactly (run through sh with a stand-in cli.js)', async () => {
+    const echoArgs = path.join(root, 'cli.js');
+    fs.writeFileSync(echoArgs, 'process.stdout.write(JSON.stringify(process.argv.slice(2)))');
+    const line = `echo "it's \${HOME}" '$x' \`pwd\` "a\\"b"`;
+    const out = await sandboxHook({ command: line }, {}, { launcher: { node: process.execPath, cli: echoArgs }, editor: fakeEditor({ answer: 'allow-once', by: 'person' }) });
+    assert.equal(out.permissionDecision, 'allow');
+    const { spawnSync } = await import('node:child_process');
+    const ran = spawnSync('/bin/sh', ['-c', String(out.updatedInput?.command)], { encoding: 'utf8' });
+    assert.deepEqual(JSON.parse(ran.stdout), ['sandbox', '--workspace', workspace, '--shell', line]);
+  });
+
+  it('rewrites an ask a person allowed in the editor too; never a deny, nor an unanswered ask', async () => {
+    const allowed = await sandboxHook({ command: 'mkdir $HOME/new' }, {}, { editor: fakeEditor({ answer: 'allow-once', by: 'person' }) });
+    assert.equal(allowed.permissionDecision, 'allow');
+    assert.match(String(allowed.updatedInput?.command), / '--shell' 'mkdir \$HOME\/new'$/);
+    const denied = await sandboxHook({ command: 'rm -rf build' });
+    assert.equal(denied.permissionDecision, 'deny');
+    assert.equal(denied.updatedInput, undefined);
+    const asked = await sandboxHook({ command: 'mkdir x' });
+    assert.equal(asked.permissionDecision, 'ask');
+    assert.equal(asked.updatedInput, undefined);
+  });
+
+  it('does not rewrite, and says why: AGENTPOLICY_HOOK_SANDBOX=0, no sandbox here, no cli.js, "sandbox": "off"', async () => {
+    const off = await sandboxHook({ command: 'touch a' }, { AGENTPOLICY_HOOK_SANDBOX: '0' });
+    assert.equal(off.permissionDecision, 'allow');
+    assert.equal(off.updatedInput, undefined);
+    assert.match(off.permissionDecisionReason, /not run in Agent Policy's sandbox: AGENTPOLICY_HOOK_SANDBOX=0/);
+    const none = await sandboxHook({ command: 'touch a' }, {}, { available: () => ({ available: false, reason: 'no bwrap' }) });
+    assert.equal(none.updatedInput, undefined);
+    assert.match(none.permissionDecisionReason, /no sandbox here \(no bwrap\)/);
+    const noCli = await sandboxHook({ command: 'touch a' }, {}, { launcher: { problem: 'the agentpolicy CLI\'s own script (dist/cli.js) was not found' } });
+    assert.equal(noCli.permissionDecision, 'allow');
+    assert.equal(noCli.updatedInput, undefined);
+    assert.match(noCli.permissionDecisionReason, /not run in Agent Policy's sandbox: .*cli\.js\) was not found/);
+    const userPolicy = path.join(root, 'user.jsonc');
+    fs.writeFileSync(userPolicy, '{ "version": 1, "sandbox": "off", "rules": [] }');
+    const result = await runHook(options('claude', { userFile: userPolicy }), {
+      stdin: claudeInput('Bash', { command: 'touch a' }), env: {}, cwd: workspace, sandboxAvailable: available, sandboxLauncher: () => LAUNCHER,
+    });
+    const policyOff = (JSON.parse(result.stdout) as { hookSpecificOutput: Out }).hookSpecificOutput;
+    assert.equal(policyOff.permissionDecision, 'allow');
+    assert.equal(policyOff.updatedInput, undefined);
+    assert.match(policyOff.permissionDecisionReason, /"sandbox": "off"/);
+  });
+
+  it('gives no updatedInput to other tools or other hosts', () => {
+    const answer = hostAnswer('codex', 'PreToolUse', { decision: 'allow', reason: 'r' }, false, { command: 'x' });
+    assert.equal(answer.stdout, '');
+    assert.doesNotMatch(hostAnswer('gemini', 'BeforeTool', { decision: 'allow', reason: 'r' }, false, { command: 'x' }).stdout, /updatedInput/);
+    assert.doesNotMatch(hostAnswer('claude', 'PreToolUse', { decision: 'deny', reason: 'r' }, false, { command: 'x' }).stdout, /updatedInput/);
+  });
+});

@@ -40,6 +40,8 @@ export interface ProjectOptions {
   hookLauncher?: string;
   /** The timeout written in the host's hook entry, in seconds (default: the install's). */
   hookTimeoutSeconds?: number;
+  /** The folder the temp project and home are made in (default: os.tmpdir(); our sandbox gives commands a /tmp of their own). */
+  parentDir?: string;
 }
 
 export interface RunOptions {
@@ -81,7 +83,7 @@ function pathWithNode(): string {
 
 /** Makes the temp project with the policy and victim.txt, and installs the hook for the host in it. */
 export function createHostProject(driver: HostDriver, options: ProjectOptions = {}): HostProject {
-  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `agentpolicy-${driver.host}-`)));
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(options.parentDir ?? os.tmpdir(), `agentpolicy-${driver.host}-`)));
   const project = path.join(root, 'project');
   const home = path.join(root, 'home');
   fs.mkdirSync(project);

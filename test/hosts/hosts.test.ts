@@ -9,6 +9,7 @@ import { startDecisionService, type DecisionService } from '../../src/hooks/deci
 import { binPath, HOST_DRIVERS, type HostDriver } from './hostDrivers';
 import { createHostProject, type HostProject, type HostRunResult, type HostScenario, runHost, runHostIn } from './hostRun';
 import { AGENTPOLICY_CLI } from './installHook';
+import { describeSandbox, sandboxAvailability } from '../../src/runtime/sandboxProbe';
 
 /** What each host can be made to do when its hook fails (docs/hooks.md, "Tested hosts"): the hook being the client `hook install` writes. */
 const BLOCKS_WHEN_HOOK: Record<HostDriver['host'], { crashes: boolean; timesOut: boolean }> = {
@@ -171,5 +172,56 @@ describe(`${claude.label} with the hook client and the decision service (real CL
     const denied = await runHostIn(claude, where, { command: 'rm victim.txt', hostApproves: true, env: { PATH: bare } });
     assert.ok(where.exists('victim.txt'), `victim.txt was deleted\n${denied.explain()}`);
     assert.deepEqual(decisions(where), ['allow', 'deny'], denied.explain());
+  });
+});
+
+// docs/hooks.md, "Commands in our sandbox": an allowed Bash command of Claude Code comes back in
+// the hook's updatedInput as a line that runs it under `agentpolicy sandbox`; the home folder's
+// credential stores are hidden there. The run's home is outside /tmp (the sandbox's /tmp is its own).
+describe(`${claude.label}: an allowed Bash command runs in our sandbox (real CLI, offline)`, function () {
+  this.timeout(120_000);
+  const CAT_POLICY = '{ "version": 1, "rules": [ { "tools": ["builtin.run_command"], "commands": ["cat *", "echo *"], "decision": "allow" } ], "default": "ask" }\n';
+  const KEY = 'AGENTPOLICY-TEST-PRIVATE-KEY-0123456789';
+  let where: HostProject | undefined;
+
+  before(function () {
+    if (!fs.existsSync(binPath(claude))) {
+      console.warn(`    skipped: ${claude.label} is not installed at ${binPath(claude)} (run scripts/ensure-agent-clis.sh)`);
+      this.skip();
+    }
+    assert.ok(fs.existsSync(AGENTPOLICY_CLI), `${AGENTPOLICY_CLI} is missing: run npm run build`);
+    if (!sandboxAvailability().available) {
+      console.warn(`    skipped: no sandbox on this machine (${describeSandbox()})`);
+      this.skip();
+    }
+  });
+
+  afterEach(() => {
+    where?.dispose();
+    where = undefined;
+  });
+
+  async function catKey(env: Record<string, string> = {}): Promise<{ run: Awaited<ReturnType<typeof runHostIn>>; result: string }> {
+    where = createHostProject(claude, { policy: CAT_POLICY, parentDir: '/var/tmp' });
+    const key = path.join(where.home, '.ssh', 'id_rsa');
+    fs.mkdirSync(path.dirname(key), { recursive: true, mode: 0o700 });
+    fs.writeFileSync(key, `${KEY}\n`, { mode: 0o600 });
+    const run = await runHostIn(claude, where, { command: `cat ${key}; echo cat-ran`, env });
+    assert.equal(run.run.timedOut, false, `the run hung\n${run.explain()}`);
+    assert.deepEqual(where.auditLines().filter((l) => l.event === 'decision' && l.tool === 'builtin.run_command').map((l) => l.decision), ['allow'], run.explain());
+    return { run, result: run.model.toolResults.join('\n') };
+  }
+
+  it('the command runs (allowed) but the home key is hidden from it', async () => {
+    const { run, result } = await catKey();
+    assert.match(result, /cat-ran/, `the allowed command did not run\n${run.explain()}`);
+    assert.doesNotMatch(result, new RegExp(KEY), `the key was read: the command did not run in the sandbox\n${run.explain()}`);
+    assert.match(result, /No such file or directory|Permission denied/, `cat was not refused the key\n${run.explain()}`);
+  });
+
+  it('control: with AGENTPOLICY_HOOK_SANDBOX=0 the same command reads the key', async () => {
+    const { run, result } = await catKey({ AGENTPOLICY_HOOK_SANDBOX: '0' });
+    assert.match(result, /cat-ran/, run.explain());
+    assert.match(result, new RegExp(KEY), `the key was not read without our sandbox\n${run.explain()}`);
   });
 });
