@@ -41,8 +41,21 @@ export function claudeHook(v: VsCode, state: string, command: string): Promise<H
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
-export function decisionOf(run: HookRun): { decision?: string; reason?: string } {
-  const out = JSON.parse(run.stdout || '{}') as { hookSpecificOutput?: { permissionDecision?: string; permissionDecisionReason?: string } };
-  return { decision: out.hookSpecificOutput?.permissionDecision, reason: out.hookSpecificOutput?.permissionDecisionReason };
-}
+/** What our sandbox rewrite adds to the reason of an allowed Bash call (src/hooks/hookCommand.ts). */
+const SANDBOX_NOTE = "; runs in Agent Policy's sandbox (agentpolicy sandbox)";
 
+/**
+ * The hook's answer: its decision, its reason without the sandbox clause, and whether the allowed
+ * command was rewritten to run in our sandbox (the clause and an updatedInput running `sandbox`).
+ */
+export function decisionOf(run: HookRun): { decision?: string; reason?: string; sandboxed?: boolean } {
+  const out = JSON.parse(run.stdout || '{}') as {
+    hookSpecificOutput?: { permissionDecision?: string; permissionDecisionReason?: string; updatedInput?: { command?: string } };
+  };
+  const decision = out.hookSpecificOutput?.permissionDecision;
+  const said = out.hookSpecificOutput?.permissionDecisionReason;
+  if (decision !== 'allow') return { decision, reason: said };
+  const rewritten = / 'sandbox' '--workspace' /.test(out.hookSpecificOutput?.updatedInput?.command ?? '');
+  const noted = said?.endsWith(SANDBOX_NOTE) ?? false;
+  return { decision, reason: noted ? said!.slice(0, -SANDBOX_NOTE.length) : said, sandboxed: rewritten && noted };
+}

@@ -35,11 +35,11 @@ describe('Time-limited grants in VS Code (e2e)', function () {
     await v.screenshot('grant-notification');
     await v.clickNotificationButton(ask, 'More…');
     await v.pickQuickItem(/Allow for 15 Minutes/);
-    assert.deepEqual(decisionOf(await first), { decision: 'allow', reason: 'a person allowed this call in the editor' });
+    assert.deepEqual(decisionOf(await first), { decision: 'allow', reason: 'a person allowed this call in the editor', sandboxed: true });
     await v.statusBarItem(countLabel(0), 30_000);
 
     // The same call again: answered by the grant, with no notification and nothing open.
-    assert.deepEqual(decisionOf(await claudeHook(v, state(), 'rm -rf build')), { decision: 'allow', reason: 'allowed for a limited time in the editor' });
+    assert.deepEqual(decisionOf(await claudeHook(v, state(), 'rm -rf build')), { decision: 'allow', reason: 'allowed for a limited time in the editor', sandboxed: true });
     await v.statusBarItem(countLabel(0), 5_000);
 
     // In the tree: under the Claude Code session, the grant with its tool and time left.

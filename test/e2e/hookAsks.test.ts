@@ -46,7 +46,7 @@ describe('Asks of other agents answered in VS Code (e2e)', function () {
     await v.clickNotificationButton(ask, 'Allow');
     const allowed = await first;
     assert.equal(allowed.code, 0, allowed.stderr);
-    assert.deepEqual(decisionOf(allowed), { decision: 'allow', reason: 'a person allowed this call in the editor' });
+    assert.deepEqual(decisionOf(allowed), { decision: 'allow', reason: 'a person allowed this call in the editor', sandboxed: true });
     await v.statusBarItem(countLabel(0), 30_000);
 
     // The palette, and Allow for Session: the same call in the same Claude Code session is then allowed without a prompt.
@@ -57,8 +57,8 @@ describe('Asks of other agents answered in VS Code (e2e)', function () {
     assert.ok(items.some((i) => i.kind === 'separator' && /Claude Code/.test(i.label)), `the pick groups it under Claude Code: ${JSON.stringify(items)}`);
     await v.pickQuickItem(/builtin\.run_command/);
     await v.pickQuickItem(/Allow for Session/);
-    assert.deepEqual(decisionOf(await second), { decision: 'allow', reason: 'a person allowed this call in the editor' });
-    assert.deepEqual(decisionOf(await claudeHook(v, state(), 'rm -rf dist')), { decision: 'allow', reason: 'allowed for this session in the editor' });
+    assert.deepEqual(decisionOf(await second), { decision: 'allow', reason: 'a person allowed this call in the editor', sandboxed: true });
+    assert.deepEqual(decisionOf(await claudeHook(v, state(), 'rm -rf dist')), { decision: 'allow', reason: 'allowed for this session in the editor', sandboxed: true });
 
     // Allow and Add Rule: the rule goes into .agentpolicy.jsonc, this call is allowed, and the hook's next same call is the rule's.
     const third = claudeHook(v, state(), 'rm -rf out');
@@ -66,7 +66,7 @@ describe('Asks of other agents answered in VS Code (e2e)', function () {
     await v.clickNotificationButton(ruleAsk, 'More…', 60_000);
     await v.pickQuickItem(/Allow and Add Rule/);
     await v.pickQuickItem(/This exact input/);
-    assert.deepEqual(decisionOf(await third), { decision: 'allow', reason: 'a person allowed this call in the editor' });
+    assert.deepEqual(decisionOf(await third), { decision: 'allow', reason: 'a person allowed this call in the editor', sandboxed: true });
     assert.match(fs.readFileSync(path.join(v.workspace, '.agentpolicy.jsonc'), 'utf8'), /rm -rf out/, 'the rule is in the workspace policy');
     const byRule = decisionOf(await claudeHook(v, state(), 'rm -rf out'));
     assert.equal(byRule.decision, 'allow');
