@@ -7,11 +7,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ensureStateFolder } from '../hooks/decisionService.js';
-import { cliLauncherProblem, commandLauncherProblem, hookClientPath, hookClientScript, writeHookClient, type HookClientFallback } from '../hooks/hookClient.js';
-import { launcherFor, quoteForPosixShell } from '../hooks/hookEntries.js';
 import { HookFileError } from '../hooks/hookFileEdit.js';
-import { applyHookInstall, changeKind, HOST_SETUP_NOTES, planHookInstall, type HookFileChange } from '../hooks/hookInstall.js';
+import { changeKind, HOST_SETUP_NOTES, type HookFileChange } from '../hooks/hookInstall.js';
+import { setUpHooks, type HookSetupOptions } from '../hooks/hookSetup.js';
 import { HOST_AGENTS, HOSTS, isHostAgent, type HostAgent } from '../hooks/hostAgents.js';
 import { defaultStateDir } from '../hooks/stateDir.js';
 import { ownCliScript } from '../hooks/hookSandbox.js';
@@ -33,10 +31,12 @@ export interface HookInstallIo {
 export { ownCliScript };
 
 export const HOOK_INSTALL_USAGE = `usage:
-  agentpolicy hook install --agent ${HOST_AGENTS.join('|')}|all[,…] [--workspace DIR] [--command CMD] [--timeout S] [--remove] [--dry-run]`;
+  agentpolicy hook install --agent ${HOST_AGENTS.join('|')}|all[,…] [--workspace DIR] [--command CMD] [--via http|command] [--timeout S] [--remove] [--dry-run]
+      --via (Claude Code): http (default) its http hook to the decision service, in .claude/settings.local.json;
+            command: the hook client as a command hook, in .claude/settings.json (also with --command)`;
 
 const OPTIONS = {
-  agent: { type: 'string' }, workspace: { type: 'string' }, command: { type: 'string' }, timeout: { type: 'string' },
+  agent: { type: 'string' }, workspace: { type: 'string' }, command: { type: 'string' }, timeout: { type: 'string' }, via: { type: 'string' },
   remove: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -44,7 +44,7 @@ class UsageError extends Error {}
 
 /** `argv`: the arguments after `hook install`. */
 export async function hookInstallCommand(argv: readonly string[], io: HookInstallIo): Promise<number> {
-  let values: { agent?: string; workspace?: string; command?: string; timeout?: string; remove?: boolean; 'dry-run'?: boolean; help?: boolean };
+  let values: { agent?: string; workspace?: string; command?: string; timeout?: string; via?: string; remove?: boolean; 'dry-run'?: boolean; help?: boolean };
   try {
     values = parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }).values;
   } catch (error) {
@@ -56,28 +56,31 @@ export async function hookInstallCommand(argv: readonly string[], io: HookInstal
   }
   const env = io.env ?? process.env;
   const removing = values.remove === true;
-  let plan;
-  let client: { file: string; text: string; stateDir: string; fallback: HookClientFallback } | undefined;
+  const dryRun = values['dry-run'] === true;
+  let setup;
   try {
     const agents = agentsOf(values.agent);
     const workspaceFolder = path.resolve(io.cwd, values.workspace ?? '.');
     if (!isFolder(workspaceFolder)) throw new UsageError(`--workspace ${values.workspace ?? '.'}: no such folder`);
     const timeoutSeconds = values.timeout === undefined ? undefined : secondsOf(values.timeout);
     if (values.command !== undefined && values.command.trim() === '') throw new UsageError('--command is empty');
-    if (!removing) {
-      // A hook that cannot start is never written: what the client falls back to runs now, or nothing is written.
-      const fallback = fallbackOf(values.command, io, env);
-      if ('problem' in fallback) {
-        io.err(`agentpolicy: the hook could not start, so nothing was written: ${fallback.problem}`);
+    if (values.via !== undefined && values.via !== 'http' && values.via !== 'command') throw new UsageError(`--via ${values.via}: http or command`);
+    if (values.via === 'http' && values.command !== undefined) throw new UsageError('--via http and --command: the http hook runs no command (give one or the other)');
+    let fallback: HookSetupOptions['fallback'];
+    if (values.command !== undefined) {
+      fallback = { command: values.command };
+    } else {
+      const cli = io.cliScript ?? ownCliScript();
+      if (cli === undefined && !removing) {
+        io.err('agentpolicy: the hook could not start, so nothing was written: the agentpolicy CLI\'s own script (dist/cli.js) was not found beside the running code: name it with --command "/absolute/path/to/node /absolute/path/to/dist/cli.js"');
         return 1;
       }
-      const stateDir = defaultStateDir(env);
-      const text = hookClientScript(fallback);
-      client = { file: hookClientPath(stateDir, text), text, stateDir, fallback };
+      fallback = { node: io.node ?? process.execPath, cli: cli ?? '' };
     }
-    plan = planHookInstall({
-      workspaceFolder, agents, remove: removing, timeoutSeconds,
-      command: client !== undefined ? quoteForPosixShell(client.file) : values.command,
+    setup = await setUpHooks({
+      workspaceFolder, install: removing ? [] : agents, remove: removing ? agents : [], stateDir: defaultStateDir(env), fallback,
+      ...(values.via === 'command' || values.via === 'http' ? { claudeVia: values.via } : {}),
+      ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}), dryRun, cwd: io.cwd, env,
     });
   } catch (error) {
     if (error instanceof UsageError || error instanceof RangeError) return usage(io, error.message);
@@ -85,42 +88,22 @@ export async function hookInstallCommand(argv: readonly string[], io: HookInstal
       io.err(`agentpolicy: ${error.message}`);
       return 1;
     }
-    throw error;
+    io.err(`agentpolicy: ${(error as Error).message}`);
+    return 1;
   }
-  const dryRun = values['dry-run'] === true;
-  if (!dryRun) {
-    try {
-      if (client !== undefined) {
-        ensureStateFolder(client.stateDir);
-        writeHookClient(client.file, client.text);
-      }
-      applyHookInstall(plan);
-    } catch (error) {
-      io.err(`agentpolicy: ${(error as Error).message}`);
-      return 1;
-    }
+  if ('problem' in setup) {
+    io.err(`agentpolicy: the hook could not start, so nothing was written: ${setup.problem}`);
+    return 1;
   }
+  const { plan, client, claudeHttp } = setup;
   for (const change of plan.changes) io.out(describeChange(change, dryRun));
   if (client !== undefined) io.out(`${dryRun ? 'would write' : 'wrote'} the hook client ${client.file} (the entries run it: it asks the decision service, else runs ${'node' in client.fallback ? `${client.fallback.node} ${client.fallback.cli}` : client.fallback.command})`);
+  if (claudeHttp !== undefined) io.out(`Claude Code's http hook asks the decision service at ${claudeHttp.serviceUrl} and blocks every call while it is down; its SessionStart hook starts the service (or: agentpolicy serve)`);
   if (!removing) {
     const hosts = new Set(plan.changes.flatMap((c) => c.hosts));
     for (const host of HOST_AGENTS.filter((h) => hosts.has(h))) io.out(`  ${HOSTS[host].label}: ${HOST_SETUP_NOTES[host]}`);
   }
   return 0;
-}
-
-/** What the client falls back to, checked to run: --command as given, else this node and this CLI by absolute paths. */
-function fallbackOf(command: string | undefined, io: HookInstallIo, env: NodeJS.ProcessEnv): HookClientFallback | { problem: string } {
-  if (command !== undefined) {
-    const line = launcherFor(command, (p) => path.isAbsolute(p) && isFile(p));
-    const problem = commandLauncherProblem(line, io.cwd, env);
-    return problem !== undefined ? { problem: `--command ${command.trim()}: ${problem}` } : { command: line };
-  }
-  const node = io.node ?? process.execPath;
-  const cli = io.cliScript ?? ownCliScript();
-  if (cli === undefined) return { problem: 'the agentpolicy CLI\'s own script (dist/cli.js) was not found beside the running code: name it with --command "/absolute/path/to/node /absolute/path/to/dist/cli.js"' };
-  const problem = cliLauncherProblem(node, cli, env);
-  return problem !== undefined ? { problem } : { node, cli };
 }
 
 /** One line per file: what was done (or would be, with --dry-run) and for whom. */
@@ -154,14 +137,6 @@ function usage(io: HookInstallIo, message: string): number {
   io.err(`agentpolicy: ${message}`);
   io.err(HOOK_INSTALL_USAGE);
   return 2;
-}
-
-function isFile(p: string): boolean {
-  try {
-    return fs.statSync(p).isFile();
-  } catch {
-    return false;
-  }
 }
 
 function isFolder(p: string): boolean {

@@ -7,10 +7,16 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDecisionService } from '../hooks/decisionService.js';
+import { ensureService } from '../hooks/ensureService.js';
+import { ownCliScript } from '../hooks/hookSandbox.js';
+import { defaultStateDir } from '../hooks/stateDir.js';
 
 export const SERVE_USAGE = `  agentpolicy serve [--workspace DIR] [--port N] [--state-dir D]
       answers every host's hook calls from one resident process (POST /hook/<agent>, /http/claude);
-      prints "agentpolicy: serving http://127.0.0.1:PORT unix:SOCKET" when ready, runs until SIGINT/SIGTERM`;
+      prints "agentpolicy: serving http://127.0.0.1:PORT unix:SOCKET" when ready, runs until SIGINT/SIGTERM
+  agentpolicy serve --ensure [--state-dir D]
+      starts the service in the background unless one answers (Claude Code's SessionStart hook);
+      exits 0 once one answers, 1 saying why it could not`;
 
 export class ServeUsageError extends Error {}
 
@@ -47,7 +53,7 @@ export async function serveCommand(args: readonly string[], io: ServeIo): Promis
   try {
     values = parseArgs({
       args: [...args],
-      options: { workspace: { type: 'string' }, port: { type: 'string' }, 'state-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: { workspace: { type: 'string' }, port: { type: 'string' }, 'state-dir': { type: 'string' }, ensure: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
       strict: true,
     }).values;
   } catch (error) {
@@ -59,11 +65,15 @@ export async function serveCommand(args: readonly string[], io: ServeIo): Promis
   }
   const str = (name: string): string | undefined => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
   const portText = str('port');
-  const port = portText === undefined ? 0 : Number(portText);
-  if (!/^\d+$/.test(portText ?? '0') || !(port >= 0 && port <= 65535)) throw new ServeUsageError('--port takes a port number (0 to 65535; 0: one the system picks)');
+  const port = portText === undefined ? undefined : Number(portText);
+  if (!/^\d+$/.test(portText ?? '0') || !(port === undefined || (port >= 0 && port <= 65535))) throw new ServeUsageError('--port takes a port number (0 to 65535; 0: one the system picks)');
   const workspace = str('workspace') !== undefined ? path.resolve(io.cwd, str('workspace')!) : undefined;
   if (workspace !== undefined && !fs.statSync(workspace, { throwIfNoEntry: false })?.isDirectory()) throw new ServeUsageError(`--workspace ${str('workspace')}: no such folder`);
   const stateDir = str('state-dir') !== undefined ? path.resolve(io.cwd, str('state-dir')!) : undefined;
+  if (values.ensure === true) {
+    if (portText !== undefined || workspace !== undefined) throw new ServeUsageError('--ensure takes --state-dir only');
+    return ensureCommand(stateDir ?? defaultStateDir(io.env ?? process.env), io);
+  }
   // Listening before the signal handlers are in place would let an early SIGTERM end the process
   // without removing its files: the handlers first.
   const signals = io.stop === undefined ? signalled() : undefined;
@@ -71,7 +81,7 @@ export async function serveCommand(args: readonly string[], io: ServeIo): Promis
   let service;
   try {
     service = await startDecisionService({
-      port, workspace: workspace ?? io.cwd,
+      ...(port !== undefined ? { port } : {}), workspace: workspace ?? io.cwd,
       ...(stateDir !== undefined ? { stateDir } : {}),
       ...(io.env !== undefined ? { env: io.env } : {}),
     });
@@ -84,4 +94,17 @@ export async function serveCommand(args: readonly string[], io: ServeIo): Promis
   await stop;
   await service.close();
   return 0;
+}
+
+/** `serve --ensure`: quiet on stdout (a SessionStart hook's stdout goes to the model); why it failed on stderr. */
+async function ensureCommand(stateDir: string, io: ServeIo): Promise<number> {
+  const cli = ownCliScript();
+  if (cli === undefined) {
+    io.err('agentpolicy serve --ensure: the CLI\'s own script (dist/cli.js) was not found: start the service with agentpolicy serve');
+    return 1;
+  }
+  const result = await ensureService({ stateDir, cli: [process.execPath, cli], cwd: io.cwd, env: io.env ?? process.env });
+  if (result.state !== 'failed') return 0;
+  io.err(`agentpolicy serve --ensure: the decision service could not be started, so Agent Policy's http hook will block every tool call: ${result.why}. Start it with agentpolicy serve.`);
+  return 1;
 }

@@ -24,26 +24,25 @@
 // last resort for the workspace when the input names none), and the host's environment the
 // judgement reads (CLAUDE_PROJECT_DIR, GEMINI_PROJECT_DIR, COPILOT_PROJECT_DIR, COPILOT_CLI), and the
 // host's AGENTPOLICY_HOOK_SANDBOX (hookSandbox.ts).
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { initShellParser } from '../policy/shellParser.js';
 import { editorFor } from './editorBridge.js';
-import { MAX_SOCKET_PATH_BYTES, privateDirectoryProblem, processAlive } from './editorDiscovery.js';
+import { MAX_SOCKET_PATH_BYTES, processAlive } from './editorDiscovery.js';
 import { blocked, runHook, type HookDeps, type HookOptions } from './hookCommand.js';
 import { findWorkspacePolicy, loadHookPolicy, type HookPolicy, type HookPolicySources } from './hookPolicy.js';
 import { HOST_AGENTS, isHostAgent, type HostAgent } from './hostAgents.js';
 import { writePrivateFile } from './privateFile.js';
+import {
+  discoveryFileOf, ensureServicePort, httpHookToken, readServiceDiscovery, SERVICE_PORT, SERVICE_SOCKET, serviceSecret, socketAnswers, type ServiceDiscovery,
+} from './serviceFiles.js';
 import { defaultStateDir } from './stateDir.js';
 
 /** The largest request body taken (a host's hook input is a few KiB; a file write can be large). */
 export const MAX_BODY_BYTES = 1024 * 1024;
-/** The names of the service's files in the state folder. */
-export const SERVICE_SOCKET = 'service.sock';
-export const SERVICE_SECRET = 'service-secret';
-export const SERVICE_DISCOVERY = 'service.json';
 /** The hosts with an `http` hook type whose answer format is checked (docs/hook-hosts.md §2). */
 export const HTTP_HOOK_AGENTS: readonly HostAgent[] = ['claude'];
 /** The headers of a `/raw/` answer: the exit code, and the stderr in base64 (empty: none). */
@@ -55,6 +54,8 @@ export const HOST_ENV = ['CLAUDE_PROJECT_DIR', 'GEMINI_PROJECT_DIR', 'COPILOT_PR
 const SERVICE_MAY_SET: readonly string[] = ['AGENTPOLICY_HOOK_SANDBOX'];
 /** Path parameters, as `agentpolicy hook`'s flags of the same names (`cwd`: the hook process's folder). */
 const PATH_PARAMS = ['cwd', 'workspace', 'policy', 'managed', 'user', 'audit'] as const;
+/** The http hook's note for people (hookEntries.ts IF_REFUSED): taken and ignored. */
+const IGNORED_PARAM = 'if-refused';
 /** A body over the limit is read on (and dropped) up to this much, so the client reads its 413; beyond it the connection is cut. */
 const DRAIN_LIMIT_FACTOR = 4;
 /** Policies kept compiled at most (one per workspace file, workspace folder and layer files); the least recently used go first. */
@@ -145,110 +146,6 @@ export class PolicyCache {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The state folder, the secret and the discovery file.
-
-function uid(): number {
-  return process.getuid?.() ?? -1;
-}
-
-/** Makes the state folder (0700), narrows one of this user's that others could open, and checks it; throws saying why it cannot be used. */
-export function ensureStateFolder(stateDir: string): void {
-  fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  const st = fs.lstatSync(stateDir);
-  if (st.isDirectory() && !st.isSymbolicLink() && st.uid === uid() && (st.mode & 0o077) !== 0) fs.chmodSync(stateDir, 0o700);
-  const problem = privateDirectoryProblem(stateDir);
-  if (problem !== undefined) throw new Error(`${problem}; the decision service will not use it`);
-}
-
-const SECRET_PATTERN = /^[0-9a-f]{64}$/;
-
-/** The secret in the file, when it is this user's alone; a secret others could read (or a damaged one) is removed: it is worth nothing. */
-function readSecret(file: string): string | undefined {
-  let st: fs.Stats;
-  try {
-    st = fs.lstatSync(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-  if (!st.isFile()) throw new Error(`${file} is not a file; the decision service will not use it`);
-  if (st.uid !== uid()) throw new Error(`${file} belongs to another user (uid ${st.uid}); the decision service will not use it`);
-  const text = (st.mode & 0o077) === 0 && st.size < 1024 ? fs.readFileSync(file, 'utf8').trim() : '';
-  if (SECRET_PATTERN.test(text)) return text;
-  fs.rmSync(file, { force: true });
-  return undefined;
-}
-
-/**
- * The user's secret: 32 random bytes in hex, in `<stateDir>/service-secret` (0600), made once. Two
- * services starting at once agree: the file appears whole and only once (a link, which fails when
- * it exists), and the loser reads the winner's.
- */
-export function serviceSecret(stateDir: string): string {
-  ensureStateFolder(stateDir);
-  const file = path.join(stateDir, SERVICE_SECRET);
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const existing = readSecret(file);
-    if (existing !== undefined) return existing;
-    const secret = randomBytes(32).toString('hex');
-    const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    try {
-      fs.writeFileSync(temp, `${secret}\n`, { mode: 0o600, flag: 'wx' });
-      fs.linkSync(temp, file);
-      return secret;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    } finally {
-      fs.rmSync(temp, { force: true });
-    }
-  }
-  throw new Error(`${file} could not be made`);
-}
-
-/** What the discovery file says: where the service listens, and which process it is. */
-export interface ServiceDiscovery {
-  version: 1;
-  pid: number;
-  /** `http://127.0.0.1:PORT` */
-  url: string;
-  /** The Unix socket's path (absent where there is none: Windows). */
-  socket?: string;
-  started: string;
-}
-
-export function discoveryFileOf(stateDir: string): string {
-  return path.join(stateDir, SERVICE_DISCOVERY);
-}
-
-/** The discovery file's content, when it is a private file of this user in the right shape. */
-export function readServiceDiscovery(stateDir: string): ServiceDiscovery | undefined {
-  const file = discoveryFileOf(stateDir);
-  try {
-    const st = fs.lstatSync(file);
-    if (!st.isFile() || st.uid !== uid() || (st.mode & 0o077) !== 0 || st.size > 16 * 1024) return undefined;
-    const d = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<ServiceDiscovery> | null;
-    if (d === null || typeof d !== 'object' || d.version !== 1 || !Number.isInteger(d.pid) || typeof d.url !== 'string' || !/^http:\/\/127\.0\.0\.1:\d+$/.test(d.url)) return undefined;
-    if (d.socket !== undefined && (typeof d.socket !== 'string' || !path.isAbsolute(d.socket))) return undefined;
-    if (typeof d.started !== 'string') return undefined;
-    return d as ServiceDiscovery;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether something answers on this Unix socket. */
-function socketAnswers(socket: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const connection = net.connect(socket);
-    connection.once('connect', () => {
-      connection.destroy();
-      resolve(true);
-    });
-    connection.once('error', () => resolve(false));
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
 // Requests.
 
 /** A refused request: its status and the error said in its JSON body. */
@@ -262,11 +159,14 @@ function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
 
-/** The request's bearer secret matches (compared in constant time, as digests of equal length). */
-function authorized(header: string | undefined, secretDigest: Buffer): boolean {
+/** Which key the request's bearer token is: the user's secret, the http hook's token (compared in constant time, as digests of equal length), or none. */
+function authorizedAs(header: string | undefined, secretDigest: Buffer, httpTokenDigest: Buffer): 'secret' | 'http-token' | undefined {
   const match = typeof header === 'string' ? /^Bearer ([^\s]+)$/.exec(header.trim()) : null;
   const given = digest(match?.[1] ?? '');
-  return timingSafeEqual(given, secretDigest) && match !== null;
+  const isSecret = timingSafeEqual(given, secretDigest);
+  const isHttpToken = timingSafeEqual(given, httpTokenDigest);
+  if (match === null) return undefined;
+  return isSecret ? 'secret' : isHttpToken ? 'http-token' : undefined;
 }
 
 /** The body, whole, or a refusal: over the limit (read on and dropped up to a bound, then the connection is cut). */
@@ -311,7 +211,7 @@ function requestParams(query: URLSearchParams): RequestParams {
   for (const key of query.keys()) {
     if (seen.has(key)) throw new Refusal(400, `the parameter ${key} is given twice`);
     seen.add(key);
-    if (![...PATH_PARAMS, ...HOST_ENV, 'timeout', 'untrusted'].includes(key)) throw new Refusal(400, `unknown parameter ${key}`);
+    if (![...PATH_PARAMS, ...HOST_ENV, 'timeout', 'untrusted', IGNORED_PARAM].includes(key)) throw new Refusal(400, `unknown parameter ${key}`);
   }
   const value = (key: string): string | undefined => query.get(key) ?? undefined;
   const cwd = value('cwd');
@@ -357,7 +257,7 @@ export interface DecisionServiceOptions {
   stateDir?: string;
   /** The folder of a call whose input and request name none (default: the service's working folder). */
   workspace?: string;
-  /** The port on 127.0.0.1 (default 0: one the system picks). */
+  /** The port on 127.0.0.1 (default: the one kept in the state folder, serviceFiles.ts, picked and kept the first time; 0: one the system picks, not kept). */
   port?: number;
   /** The service's environment (default: the process's; the host variables in HOST_ENV are left out of it). */
   env?: NodeJS.ProcessEnv;
@@ -396,6 +296,7 @@ export async function startDecisionService(options: DecisionServiceOptions = {})
   const env = options.env ?? process.env;
   const stateDir = path.resolve(options.stateDir ?? defaultStateDir(env));
   const secretDigest = digest(serviceSecret(stateDir));
+  const httpTokenDigest = digest(httpHookToken(stateDir));
   const discoveryFile = discoveryFileOf(stateDir);
   const socket = process.platform === 'win32' ? undefined : path.join(stateDir, SERVICE_SOCKET);
   if (socket !== undefined && Buffer.byteLength(socket) > MAX_SOCKET_PATH_BYTES) {
@@ -416,12 +317,14 @@ export async function startDecisionService(options: DecisionServiceOptions = {})
   const policies = new PolicyCache();
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    const startedAt = performance.now();
     const send = (status: number, body: string, contentType = 'application/json', extra: http.OutgoingHttpHeaders = {}): void => {
       res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body), ...extra });
       res.end(body);
     };
     try {
-      if (!authorized(req.headers.authorization, secretDigest)) throw new Refusal(401, 'no valid secret: send "Authorization: Bearer <the secret in the state folder>"');
+      const key = authorizedAs(req.headers.authorization, secretDigest, httpTokenDigest);
+      if (key === undefined) throw new Refusal(401, 'no valid secret: send "Authorization: Bearer <the secret in the state folder>"');
       if (req.method !== 'POST') throw Object.assign(new Refusal(405, 'only POST is answered'), { allow: true });
       let url: URL;
       try {
@@ -435,6 +338,8 @@ export async function startDecisionService(options: DecisionServiceOptions = {})
       const agent = route[2]!;
       if (!isHostAgent(agent)) throw new Refusal(404, `unknown agent ${agent}: one of ${HOST_AGENTS.join(', ')}`);
       if (kind === 'http' && !HTTP_HOOK_AGENTS.includes(agent)) throw new Refusal(404, `no http hook is answered for ${agent}: POST /hook/${agent}`);
+      // The http hook's token is written in the host's settings: it opens the http hook alone.
+      if (key === 'http-token' && kind !== 'http') throw new Refusal(401, 'the http hook\'s token opens POST /http/<agent> only');
       const params = requestParams(url.searchParams);
       const stdin = await readBody(req, maxBody);
       let body: unknown;
@@ -445,7 +350,7 @@ export async function startDecisionService(options: DecisionServiceOptions = {})
       }
       if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new Refusal(400, 'the body is not a JSON object');
       const result = await runHook({ ...params.options, agent, stateDir }, {
-        stdin, env: { ...serviceEnv, ...params.hostEnv }, cwd: params.cwd ?? defaultCwd,
+        stdin, env: { ...serviceEnv, ...params.hostEnv }, cwd: params.cwd ?? defaultCwd, startedAt,
         loadShellParser: () => initShellParser(), findEditor, loadPolicy: (sources) => policies.load(sources),
       });
       const stderr = result.stderr !== undefined ? `${result.stderr}\n` : '';
@@ -487,7 +392,14 @@ export async function startDecisionService(options: DecisionServiceOptions = {})
   };
 
   const tcp = makeServer();
-  await listen(tcp, { port: options.port ?? 0, host: '127.0.0.1' });
+  // The port kept in the state folder (picked now the first time): Claude Code's http hook names it.
+  const wantedPort = options.port ?? (await ensureServicePort(stateDir));
+  try {
+    await listen(tcp, { port: wantedPort, host: '127.0.0.1' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    throw new Error(`127.0.0.1:${wantedPort} is taken by another program${options.port === undefined ? ` (the port kept in ${path.join(stateDir, SERVICE_PORT)}, which Claude Code's http hook names: stop that program, or delete the file and run agentpolicy hook install again to pick another)` : ''}`);
+  }
   const port = (tcp.address() as net.AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   let unix: http.Server | undefined;

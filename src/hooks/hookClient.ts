@@ -15,14 +15,14 @@ import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { SERVICE_SECRET, SERVICE_SOCKET } from './decisionService.js';
+import { SERVICE_SECRET, SERVICE_SOCKET } from './serviceFiles.js';
 import { quoteForPosixShell } from './hookEntries.js';
 import { HOST_AGENTS } from './hostAgents.js';
 
 /** How the client decides when the service does not answer. */
 export type HookClientFallback =
-  /** The CLI's own bundle run by an absolute node: both are checked before each run. */
-  | { node: string; cli: string }
+  /** The CLI's own bundle run by an absolute node (an Electron run as node: the editor's own): both are checked before each run. */
+  | { node: string; cli: string; electron?: boolean }
   /** A command line given with `--command` (run as written, with `hook --agent …` after it). */
   | { command: string };
 
@@ -41,7 +41,7 @@ export function hookClientScript(fallback: HookClientFallback): string {
     : [
         `AP_NODE=${q(fallback.node)}`,
         `AP_CLI=${q(fallback.cli)}`,
-        `ap_fallback() { "$AP_NODE" "$AP_CLI" "$@"; }`,
+        fallback.electron === true ? `ap_fallback() { ELECTRON_RUN_AS_NODE=1 "$AP_NODE" "$AP_CLI" "$@"; }` : `ap_fallback() { "$AP_NODE" "$AP_CLI" "$@"; }`,
         `ap_ready() { [ -f "$AP_NODE" ] && [ -x "$AP_NODE" ] && [ -f "$AP_CLI" ] && [ -r "$AP_CLI" ]; }`,
         `AP_WHAT="node ($AP_NODE) or the agentpolicy CLI ($AP_CLI)"`,
       ];

@@ -87,6 +87,8 @@ export interface HookDeps {
   /** Loads the layered policy (default: loadHookPolicy, from disk each call; the decision service keeps it compiled). */
   loadPolicy?: (sources: HookPolicySources) => HookPolicy;
   now?: () => number;
+  /** When the hook started, on performance.now()'s clock (default 0: the process's start): its audit line's hookMs counts from there. */
+  startedAt?: number;
   /** Whether this machine has a sandbox (default: hookSandbox.ts machineSandbox, probed once per process). */
   sandboxAvailable?: () => { available: true } | { available: false; reason: string };
   /** The node and cli.js an allowed command is sandboxed with (default: this process's: hookSandbox.ts). */
@@ -201,7 +203,7 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
   try {
     if (!loaded.ok) {
       const result = blocked(agent, hostCall.event, loaded.reason, hostCall.camelCase);
-      audit.write({ time: new Date().toISOString(), event: 'decision', ...auditBase, decision: 'deny', rule: null, default: 'builtin', reason: loaded.reason });
+      audit.write({ time: new Date().toISOString(), event: 'decision', hookMs: hookMs(deps), ...auditBase, decision: 'deny', rule: null, default: 'builtin', reason: loaded.reason });
       return result;
     }
     // A change to the workspace file the editor holds for a person: judged as the editor judges it.
@@ -252,14 +254,14 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
       return answer(agent, hostCall, { ...verdict, reason }, sandboxed.input);
     };
     if (!asks) {
-      audit.write({ time: new Date().toISOString(), event: 'decision', ...decided, decision: decision.decision, ...(decision.decision === 'allow' && decision.marks ? { marks: decision.marks } : {}) });
+      audit.write({ time: new Date().toISOString(), event: 'decision', hookMs: hookMs(deps), ...decided, decision: decision.decision, ...(decision.decision === 'allow' && decision.marks ? { marks: decision.marks } : {}) });
       const reason = decision.decision === 'deny' ? decision.reason ?? 'the policy denies this call' : describeAllow(decision);
       return marking({ decision: decision.decision, reason });
     }
     // The reason a rule or the protected files give; the window words a default's ask itself.
     const given = protectedTitle ?? decision.reason;
     const reason = given ?? `the policy asks before ${call.tool.id}`;
-    audit.write({ time: new Date().toISOString(), event: 'decision', ...decided, decision: 'ask' });
+    audit.write({ time: new Date().toISOString(), event: 'decision', hookMs: hookMs(deps), ...decided, decision: 'ask' });
     if (!editor) return marking({ decision: 'ask', reason });
     const ask: HookAsk = {
       host: agent, hostLabel: label, hostSession: hostCall.session, toolId: call.tool.id, input: call.input,
@@ -335,4 +337,9 @@ function nonEmpty(value: string | undefined): string | undefined {
 
 function pick<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
   return value === undefined ? {} : ({ [key]: value } as Record<K, string>);
+}
+
+/** The milliseconds since the hook started (one decimal). */
+function hookMs(deps: HookDeps): number {
+  return Math.round((performance.now() - (deps.startedAt ?? 0)) * 10) / 10;
 }

@@ -22,8 +22,8 @@ export interface HookSlot {
   shape: 'grouped' | 'flat';
   /** What is written: the group (grouped) or the handler (flat). */
   entry: Record<string, unknown>;
-  /** The field of a handler that holds its command line. */
-  commandField: 'command' | 'bash';
+  /** The field of a handler that says what it runs: its command line, or an http hook's URL. */
+  commandField: 'command' | 'bash' | 'url';
 }
 
 /** A file of ours: which hosts it governs and what it must hold for them. */
@@ -35,14 +35,54 @@ export interface HookTarget {
   /** Top-level keys a new file starts with (before the hooks). */
   header: Record<string, unknown>;
   slots: readonly HookSlot[];
-  /** Whether a handler's command line is ours for this target. */
+  /** Whether a handler's command line (or URL) is ours for this target. */
   isOurs(command: string): boolean;
+  /**
+   * Installing for these hosts takes our entries out of this file rather than putting them in:
+   * another file holds them now (Claude Code's http hook and its command hook live in two files).
+   */
+  inactive?: boolean;
 }
 
 export interface HookCommandOptions {
   /** How to start the CLI, as a shell command line or the path of an executable (quoted when needed). */
   launcher: string;
   timeoutSeconds: number;
+  /**
+   * Claude Code's `type: "http"` hook to the decision service (docs/hooks.md): written into
+   * `.claude/settings.local.json` with a SessionStart command hook that starts the service. Absent:
+   * Claude Code gets the command hook in `.claude/settings.json`.
+   */
+  claudeHttp?: ClaudeHttpHook;
+}
+
+export interface ClaudeHttpHook {
+  /** `http://127.0.0.1:<the service's kept port>` */
+  serviceUrl: string;
+  /** The http hook's token (serviceFiles.ts): it opens the service's /http/ only. */
+  token: string;
+}
+
+/**
+ * A parameter the service ignores, there for people: when the service is down Claude Code blocks
+ * the call and shows the hook's URL with its error, so the URL says how to start it.
+ */
+export const IF_REFUSED = 'if-refused=run+agentpolicy+serve';
+
+/** Our http hook's URL, whatever the port and query: the service's Claude Code path on 127.0.0.1. */
+const OUR_HTTP_HOOK_URL = /^http:\/\/127\.0\.0\.1:\d+\/http\/claude(?:\?|$)/;
+
+/** The line that makes sure the decision service runs (Claude Code's SessionStart hook). */
+export function ensureServiceLine(launcher: string): string {
+  return `${launcher} serve --ensure`;
+}
+
+/** Ours: `<launcher> serve --ensure` where the launcher names agentpolicy, or is the one written now. */
+function isOurEnsureLine(command: string, launcher: string): boolean {
+  const at = command.search(/\sserve\s+--ensure(?:\s|$)/);
+  if (at < 0) return false;
+  const start = command.slice(0, at).trim();
+  return /agentpolicy|agent-policy/i.test(start) || start === launcher.trim();
 }
 
 /**
@@ -60,11 +100,28 @@ export function hookTargets(options: HookCommandOptions): HookTarget[] {
   const isOurs = (...hosts: HostAgent[]) => (command: string) => isOurHookCommand(command, hosts, options.launcher);
   const group = (handler: Record<string, unknown>) => ({ matcher: '*', hooks: [handler] });
   const cursor = (extra: Record<string, unknown> = {}) => ({ command: cmd('cursor'), ...extra, timeout: t, failClosed: true });
+  const http = options.claudeHttp;
   return [
     {
-      hosts: ['claude'], file: '.claude/settings.json', header: {}, isOurs: isOurs('claude'),
+      // Claude Code's command hook, shared with the team (when the http hook is not written).
+      hosts: ['claude'], file: '.claude/settings.json', header: {}, isOurs: isOurs('claude'), inactive: http !== undefined,
       slots: [{ path: ['hooks', 'PreToolUse'], shape: 'grouped', commandField: 'command',
         entry: group({ type: 'command', command: cmd('claude'), timeout: t, onFailure: 'block' }) }],
+    },
+    {
+      // Claude Code's http hook: this machine's port and token, so the person's own file (Claude
+      // Code keeps settings.local.json out of git). SessionStart starts the service when it is down.
+      hosts: ['claude'], file: '.claude/settings.local.json', header: {}, inactive: http === undefined,
+      isOurs: (value) => OUR_HTTP_HOOK_URL.test(value) || isOurEnsureLine(value, options.launcher),
+      slots: [
+        { path: ['hooks', 'PreToolUse'], shape: 'grouped', commandField: 'url',
+          entry: group({
+            type: 'http', url: `${http?.serviceUrl ?? 'http://127.0.0.1:0'}/http/claude?timeout=${t}&${IF_REFUSED}`,
+            headers: { Authorization: `Bearer ${http?.token ?? ''}` }, timeout: t, onFailure: 'block',
+          }) },
+        { path: ['hooks', 'SessionStart'], shape: 'grouped', commandField: 'command',
+          entry: group({ type: 'command', command: ensureServiceLine(options.launcher), timeout: 30 }) },
+      ],
     },
     {
       // Codex's HooksFile rejects unknown top-level keys: nothing but `hooks`.
@@ -97,9 +154,9 @@ export function hookTargets(options: HookCommandOptions): HookTarget[] {
   ];
 }
 
-/** The target that governs `host`. */
+/** The target that governs `host` (the one installing writes). */
 export function targetOf(targets: readonly HookTarget[], host: HostAgent): HookTarget {
-  const found = targets.find((t) => t.hosts.includes(host));
+  const found = targets.find((t) => t.hosts.includes(host) && t.inactive !== true);
   if (!found) throw new Error(`no hook target for ${host}`);
   return found;
 }

@@ -3,7 +3,7 @@
 // leaves every file as it was.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DEFAULT_HOOK_LAUNCHER, DEFAULT_HOOK_TIMEOUT_SECONDS, hookTargets, launcherFor, type HookTarget } from './hookEntries.js';
+import { DEFAULT_HOOK_LAUNCHER, DEFAULT_HOOK_TIMEOUT_SECONDS, hookTargets, launcherFor, type ClaudeHttpHook, type HookTarget } from './hookEntries.js';
 import { holdsOurEntries, withoutOurEntries, withOurEntries } from './hookFileEdit.js';
 import { HOST_AGENTS, type HostAgent } from './hostAgents.js';
 
@@ -16,6 +16,8 @@ export interface HookInstallOptions {
   timeoutSeconds?: number;
   /** Take our entries out instead of putting them in. */
   remove: boolean;
+  /** Claude Code gets the http hook to the decision service (hookEntries.ts); absent: its command hook. */
+  claudeHttp?: ClaudeHttpHook;
 }
 
 export interface HookChangesOptions extends Omit<HookInstallOptions, 'agents' | 'remove'> {
@@ -60,11 +62,15 @@ export function planHookChanges(options: HookChangesOptions): HookInstallPlan {
   const targets = targetsFor(options);
   const changes: HookFileChange[] = [];
   for (const target of targets) {
-    const install = target.hosts.some((h) => options.install.includes(h));
-    if (!install && !target.hosts.some((h) => options.remove.includes(h))) continue;
+    const named = target.hosts.some((h) => options.install.includes(h));
+    // A file that no longer holds a host's entry (Claude Code's other one) has ours taken out.
+    const install = named && target.inactive !== true;
+    if (!named && !target.hosts.some((h) => options.remove.includes(h))) continue;
     const file = path.join(workspaceFolder, ...target.file.split('/'));
     const oldText = readIfExists(file);
     const newText = install ? withOurEntries(oldText, target) : oldText === undefined ? undefined : withoutOurEntries(oldText, target);
+    // Nothing of ours in the other file of a host (Claude Code's two): not worth a line.
+    if (target.inactive === true && oldText === newText) continue;
     changes.push({ path: file, relativePath: target.file, hosts: target.hosts, action: install ? 'install' : 'remove', oldText, newText });
   }
   return { workspaceFolder, changes };
@@ -153,12 +159,12 @@ export function launcherOnPath(launcher: string, pathVariable = process.env.PATH
   });
 }
 
-function targetsFor(options: Pick<HookChangesOptions, 'command' | 'timeoutSeconds'>): HookTarget[] {
+function targetsFor(options: Pick<HookChangesOptions, 'command' | 'timeoutSeconds' | 'claudeHttp'>): HookTarget[] {
   const timeoutSeconds = options.timeoutSeconds ?? DEFAULT_HOOK_TIMEOUT_SECONDS;
   if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) throw new RangeError(`the hook timeout must be a whole number of seconds, at least 1 (got ${timeoutSeconds})`);
   const launcher = launcherFor(options.command ?? DEFAULT_HOOK_LAUNCHER, isFile);
   if (launcher === '') throw new RangeError('the hook command is empty');
-  return hookTargets({ launcher, timeoutSeconds });
+  return hookTargets({ launcher, timeoutSeconds, ...(options.claudeHttp !== undefined ? { claudeHttp: options.claudeHttp } : {}) });
 }
 
 function isFile(p: string): boolean {

@@ -10,11 +10,12 @@ import * as path from 'node:path';
 import { parse } from 'jsonc-parser';
 import { readAuditLog } from '../runtime/auditRead.js';
 import type { AuditEntry } from '../runtime/audit.js';
-import { readServiceDiscovery } from './decisionService.js';
+import { readServiceDiscovery } from './serviceFiles.js';
 import { findEditor, type EditorEndpoint } from './editorBridge.js';
 import { processAlive } from './editorDiscovery.js';
 import { DEFAULT_HOOK_LAUNCHER, DEFAULT_HOOK_TIMEOUT_SECONDS, hookTargets, quoteForPosixShell, targetOf, type HookTarget } from './hookEntries.js';
 import { fileProblem } from './hookClient.js';
+import { hookSandboxSwitchedOff, machineSandbox } from './hookSandbox.js';
 import { BLOCKS_WHEN_HOOK_CANNOT_START, installedHookHosts } from './hookInstall.js';
 import { HOST_AGENTS, HOSTS, type HostAgent } from './hostAgents.js';
 import { defaultStateDir } from './stateDir.js';
@@ -48,14 +49,15 @@ export interface HookEntryRun {
   /**
    * `client`: the hook client script by absolute path (what `hook install` writes); `path`: one bare
    * word looked up on the host's PATH (the legacy `agentpolicy hook …`); `command`: any other
-   * command line (a `--command` written into the entry).
+   * command line (a `--command` written into the entry); `http`: Claude Code's http hook to the
+   * decision service.
    */
-  kind: 'client' | 'path' | 'command';
-  /** The launcher: the entry's command line before ` hook --agent`. */
+  kind: 'client' | 'path' | 'command' | 'http';
+  /** The launcher: the entry's command line before ` hook --agent`; for `http`, the URL. */
   launcher: string;
-  /** For `client`: the script's absolute path. */
+  /** For `client`: the script's absolute path; for `http`: the client its SessionStart hook starts the service with. */
   client?: string;
-  /** For `client`: what it runs when the service does not answer (`node cli.js`, or the command given). */
+  /** For `client`: what it runs when the service does not answer (`node cli.js`, or the command given); for `http`, what starts the service. */
   fallback?: string;
 }
 
@@ -77,6 +79,8 @@ export interface LastCall {
   summary?: string;
   /** The audit file it was read from. */
   auditFile: string;
+  /** What the hook took to decide it (the audit line's hookMs), when the line says. */
+  hookMs?: number;
 }
 
 export interface HostHookStatus {
@@ -98,10 +102,18 @@ export interface HostHookStatus {
   usesService: boolean;
   /** The host's latest `decision` line in the audit logs read (sessions `<host>:<id>`), from any workspace; null when none. */
   lastCall: LastCall | null;
-  /** What happens on failure: the service down (the client decides in-process, or blocks when its fallback cannot run), the hook not starting, the hook timing out. */
+  /**
+   * What happens on failure: the service down (the client decides in-process, or blocks when its
+   * fallback cannot run; Claude Code's http hook blocks until a session start starts it again), the
+   * hook not starting, the hook timing out.
+   */
   onFailure: { serviceDown: 'decides' | 'blocks'; cannotStart: 'blocks' | 'lets-through'; timeout: 'blocks' | 'lets-through' };
-  /** Whether the host's commands run in our sandbox: not yet, for any host. */
-  sandboxed: false;
+  /**
+   * Whether the host's allowed commands run in our sandbox: Claude Code's (its Bash input is
+   * rewritten) when the machine has one and AGENTPOLICY_HOOK_SANDBOX does not switch it off here;
+   * no other host's yet.
+   */
+  sandboxed: boolean;
   /** Set when the hook cannot start: what goes wrong, and the command that fixes it. */
   warning?: string;
   fix?: string;
@@ -118,42 +130,90 @@ export interface HookStatusOptions {
   findEditor?: (folder: string) => Pick<EditorEndpoint, 'auditFile'> | undefined;
   /** How long the service has to answer, in ms. Default 1000. */
   probeTimeoutMs?: number;
+  /** Whether this machine has a sandbox (default: the probe, hookSandbox.ts). */
+  sandboxAvailable?: () => { available: boolean };
 }
+
+/** The hosts whose allowed commands the hook puts into our sandbox (hookCommand.ts: Claude Code's updatedInput). */
+const SANDBOXED_HOSTS: readonly HostAgent[] = ['claude'];
 
 export async function hookStatus(options: HookStatusOptions): Promise<HostHookStatus[]> {
   const env = options.env ?? process.env;
   const workspace = path.resolve(options.workspace);
   const stateDir = options.stateDir ?? defaultStateDir(env);
   const installed = new Set(installedHookHosts(workspace));
-  const targets = hookTargets({ launcher: DEFAULT_HOOK_LAUNCHER, timeoutSeconds: DEFAULT_HOOK_TIMEOUT_SECONDS });
+  // As `hook install` writes them by default: Claude Code's http hook is the file shown when none is in place.
+  const targets = hookTargets({ launcher: DEFAULT_HOOK_LAUNCHER, timeoutSeconds: DEFAULT_HOOK_TIMEOUT_SECONDS, claudeHttp: { serviceUrl: '', token: '' } });
   const service = await serviceStatus(stateDir, options.probeTimeoutMs ?? 1000);
   const last = lastCalls(auditFilesOf(options, workspace, stateDir, env));
+  const sandboxHere = !hookSandboxSwitchedOff(env) && (options.sandboxAvailable ?? machineSandbox)().available;
   return HOST_AGENTS.map((host) => {
-    const target = targetOf(targets, host);
-    const failure = HOST_FAILURE[host];
-    const base = {
-      host, label: HOSTS[host].label, workspace, file: target.file, service, lastCall: last.get(host) ?? null, sandboxed: false as const,
-    };
-    const command = installed.has(host) ? ourCommand(workspace, target) : undefined;
-    if (command === undefined) {
-      return { ...base, installed: false, runs: null, canStart: null, usesService: false, onFailure: { serviceDown: 'decides' as const, ...failure } };
+    let target = targetOf(targets, host);
+    let command: string | undefined;
+    if (installed.has(host)) {
+      for (const t of targets.filter((c) => c.hosts.includes(host))) {
+        command = ourCommand(workspace, t);
+        if (command !== undefined) {
+          target = t;
+          break;
+        }
+      }
     }
-    const { runs, problem, fallbackProblem } = inspectLauncher(command, workspace, env);
+    const failure = HOST_FAILURE[host];
+    const base = { host, label: HOSTS[host].label, workspace, file: target.file, service, lastCall: last.get(host) ?? null };
+    if (command === undefined) {
+      return { ...base, installed: false, runs: null, canStart: null, usesService: false, sandboxed: false, onFailure: { serviceDown: 'decides' as const, ...failure } };
+    }
+    const http = target.slots[0]?.commandField === 'url';
+    const { runs, problem, fallbackProblem } = http ? inspectHttp(command, workspace, target, service, env) : inspectLauncher(command, workspace, env);
     const status: HostHookStatus = {
-      ...base, installed: true, runs, canStart: problem === undefined, usesService: runs.kind === 'client',
-      onFailure: { serviceDown: fallbackProblem !== undefined ? 'blocks' : 'decides', ...failure },
+      ...base, installed: true, runs, canStart: problem === undefined, usesService: http || runs.kind === 'client',
+      sandboxed: sandboxHere && SANDBOXED_HOSTS.includes(host),
+      onFailure: { serviceDown: http || fallbackProblem !== undefined ? 'blocks' : 'decides', ...failure },
       ...(problem !== undefined || fallbackProblem !== undefined ? { problem: (problem ?? fallbackProblem)! } : {}),
     };
     const trouble = problem ?? fallbackProblem;
     if (trouble !== undefined) {
-      const outcome = problem !== undefined
-        ? failure.cannotStart === 'lets-through' ? 'it fails open: every call runs ungoverned' : 'every call is blocked'
-        : service.state === 'reachable' ? 'calls are judged only while the decision service runs; without it every call is blocked' : 'the decision service is not running, so every call is blocked';
-      status.warning = `${HOSTS[host].label}: the hook ${problem !== undefined ? 'cannot start' : 'cannot decide without the service'} (${trouble}): ${outcome}`;
+      const outcome = http
+        ? problem !== undefined ? 'every call is blocked' : 'calls are judged only while the decision service runs; once it stops every call is blocked'
+        : problem !== undefined
+          ? failure.cannotStart === 'lets-through' ? 'it fails open: every call runs ungoverned' : 'every call is blocked'
+          : service.state === 'reachable' ? 'calls are judged only while the decision service runs; without it every call is blocked' : 'the decision service is not running, so every call is blocked';
+      const what = http ? (problem !== undefined ? 'cannot be answered' : 'cannot start the decision service again') : problem !== undefined ? 'cannot start' : 'cannot decide without the service';
+      status.warning = `${HOSTS[host].label}: the hook ${what} (${trouble}): ${outcome}`;
       status.fix = `agentpolicy hook install --agent ${host} --workspace ${quoteForPosixShell(workspace)}`;
     }
     return status;
   });
+}
+
+/**
+ * Claude Code's http hook: answered when the service listens on the port its URL names; started
+ * again, when it is down, by the SessionStart hook's client (whose fallback must run).
+ */
+function inspectHttp(url: string, workspace: string, target: HookTarget, service: ServiceStatus, env: NodeJS.ProcessEnv): { runs: HookEntryRun; problem?: string; fallbackProblem?: string } {
+  const ensureSlot = target.slots.find((s) => s.path.includes('SessionStart'));
+  const ensure = ensureSlot !== undefined ? ourCommand(workspace, { ...target, slots: [ensureSlot] }) : undefined;
+  const client = ensure !== undefined ? shellWords(ensure.replace(/\sserve\s+--ensure.*$/, ''))[0] : undefined;
+  const started = ensure !== undefined ? inspectLauncher(ensure.replace(/\sserve\s+--ensure/, ' hook --agent claude'), workspace, env) : undefined;
+  const runs: HookEntryRun = { kind: 'http', launcher: url, ...(client !== undefined ? { client } : {}), ...(started?.runs.fallback !== undefined ? { fallback: started.runs.fallback } : {}) };
+  const fallbackProblem = started === undefined ? 'no SessionStart hook starts the decision service' : started.problem ?? started.fallbackProblem;
+  let problem: string | undefined;
+  const port = portOf(url);
+  if (service.state === 'reachable' && service.url !== undefined && portOf(service.url) !== port) {
+    problem = `the decision service listens on ${service.url}, not on the port the hook names (${port})`;
+  } else if (service.state !== 'reachable' && fallbackProblem !== undefined) {
+    problem = 'the decision service is not running, and nothing starts it';
+  }
+  return { runs, ...(problem !== undefined ? { problem } : {}), ...(fallbackProblem !== undefined ? { fallbackProblem } : {}) };
+}
+
+function portOf(url: string): string {
+  try {
+    return new URL(url).port;
+  } catch {
+    return '';
+  }
 }
 
 /** One line per host. */
@@ -163,19 +223,22 @@ export function hookStatusLine(s: HostHookStatus): string {
     parts.push('not installed;');
   } else {
     parts.push(`installed (${s.file}), runs ${describeRun(s.runs)};`);
-    parts.push(s.canStart === true ? (s.problem !== undefined ? `can start, but ${s.problem};` : 'can start;') : `CANNOT START: ${s.problem ?? 'unknown'};`);
+    const starts = s.runs.kind === 'http' ? 'is answered' : 'can start';
+    parts.push(s.canStart === true ? (s.problem !== undefined ? `${starts}, but ${s.problem};` : `${starts};`) : `${s.runs.kind === 'http' ? 'CANNOT BE ANSWERED' : 'CANNOT START'}: ${s.problem ?? 'unknown'};`);
   }
   const svc = s.service;
   const service = svc.state === 'reachable' ? `reachable (pid ${svc.pid})` : svc.state === 'not-running' ? 'not running' : `not answering (pid ${svc.pid}${svc.detail !== undefined ? `, ${svc.detail}` : ''})`;
   parts.push(`service ${service}${s.installed && !s.usesService ? ' (not used by this entry)' : ''};`);
-  parts.push(s.lastCall !== null ? `last call ${s.lastCall.time}${s.lastCall.decision !== undefined ? ` ${s.lastCall.decision}` : ''}${s.lastCall.tool !== undefined ? ` ${s.lastCall.tool}` : ''};` : 'no call in the audit log;');
+  const took = s.lastCall?.hookMs !== undefined ? ` (decided in ${s.lastCall.hookMs} ms)` : '';
+  parts.push(s.lastCall !== null ? `last call ${s.lastCall.time}${s.lastCall.decision !== undefined ? ` ${s.lastCall.decision}` : ''}${s.lastCall.tool !== undefined ? ` ${s.lastCall.tool}` : ''}${took};` : 'no call in the audit log;');
   const said = (o: FailureOutcome): string => (o === 'lets-through' ? 'LETS THE CALL THROUGH' : o);
   parts.push(`on failure: service down → ${said(s.onFailure.serviceDown)}, cannot start → ${said(s.onFailure.cannotStart)}, timeout → ${said(s.onFailure.timeout)};`);
-  parts.push('commands not sandboxed');
+  parts.push(s.sandboxed ? 'allowed commands run in our sandbox' : 'commands not sandboxed');
   return parts.join(' ');
 }
 
 function describeRun(run: HookEntryRun): string {
+  if (run.kind === 'http') return `the http hook ${run.launcher.replace(/\?.*$/, '')}${run.client !== undefined ? ` (its SessionStart hook starts the service with ${run.client})` : ''}`;
   if (run.kind === 'client') return `the hook client ${run.client}${run.fallback !== undefined ? ` (else ${run.fallback})` : ''}`;
   if (run.kind === 'path') return `${run.launcher} from PATH`;
   return `the command ${run.launcher}`;
@@ -380,6 +443,7 @@ function lastCalls(files: readonly string[]): Map<HostAgent, LastCall> {
       last.set(host, {
         at, time: e.time, session: e.session, auditFile: file,
         ...(e.tool !== undefined ? { tool: e.tool } : {}), ...(e.decision !== undefined ? { decision: e.decision } : {}), ...(e.summary !== undefined ? { summary: e.summary } : {}),
+        ...(typeof e.hookMs === 'number' ? { hookMs: e.hookMs } : {}),
       });
     }
   }

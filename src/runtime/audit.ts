@@ -43,6 +43,12 @@ export interface AuditEntry {
   agent?: string;
   /** Stable tool id. */
   tool?: string;
+  /**
+   * Another maker's hook (src/hooks): the milliseconds from the hook's start to its decision line,
+   * its start being the process's for `agentpolicy hook`, the request's arrival for the decision
+   * service (what the host waited, but for the hook's own start-up around it and the transport).
+   */
+  hookMs?: number;
   /** 'sha256:' + hex of the canonical JSON of the input (see `inputDigest`). */
   inputDigest?: string;
   /** Short human summary of the input (at most 160 characters; see `summarizeInput`). */

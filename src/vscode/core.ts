@@ -16,6 +16,8 @@ import { registerChatModels } from './chatModels.js';
 import { registerChatParticipant } from './chatParticipant.js';
 import { openChatStarter } from './chatStarter.js';
 import { sessionCommands } from './commands.js';
+import { installedHookHosts } from '../hooks/hookInstall.js';
+import { startDecisionServiceHost } from './decisionServiceHost.js';
 import { startHookAsks } from './hookAsks.js';
 import type { CoreCommands } from './lazyCommands.js';
 import type { Log } from './log.js';
@@ -33,6 +35,9 @@ import { Transcripts } from './transcripts.js';
 /** The policy files the editor features apply to (the managed and user files get diagnostics by name). */
 const POLICY_SELECTOR: vscode.DocumentSelector = [{ scheme: 'file', pattern: '**/*.agentpolicy.jsonc' }, { scheme: 'file', pattern: '**/.agentpolicy.jsonc' }];
 
+
+/** How long after activation the hooks' health is checked (the window's decision service is up by then). */
+const HOOK_CHECK_DELAY_MS = 5000;
 export interface AgentPolicyApi {
   /** The runtime, for other extensions: the same classes the `agent-policy/runtime` module exports. */
   runtime: typeof import('../entries/runtime.js');
@@ -102,6 +107,7 @@ export function startCore(shell: Shell): Core {
     new PolicyDiagnostics(policy),
     new PolicyStatus(policy),
     startHookAsks({ workspaceFolder, host, policy, auditFile, log }),
+    startDecisionServiceHost({ workspaceFolder, log, shellReady: ready }),
     vscode.workspace.registerTextDocumentContentProvider(EXPLAIN_SCHEME, explanations),
     vscode.workspace.registerTextDocumentContentProvider(HELD_RESULT_SCHEME, new HeldResults(host)),
     vscode.languages.registerCodeLensProvider(POLICY_SELECTOR, new RuleCounts(host)),
@@ -109,6 +115,12 @@ export function startCore(shell: Shell): Core {
     ...chatModels.disposables,
   );
   updateContext();
+  // Hooks of other agents set up here that can no longer start (an update moved the CLI they fall
+  // back to, a client deleted) are said once the window has settled, with a button to fix them.
+  if (installedHookHosts(workspaceFolder).length > 0) {
+    const timer = setTimeout(() => void import('./governAgents.js').then((m) => m.warnOfHooks(workspaceFolder, context.extensionPath, log)), HOOK_CHECK_DELAY_MS);
+    context.subscriptions.push({ dispose: () => clearTimeout(timer) });
+  }
   if (host.interrupted.length > 0) {
     log.warn(`${host.interrupted.length} session(s) were interrupted by a reload or crash; see the Open Callbacks view`);
   }
@@ -128,7 +140,7 @@ export function startCore(shell: Shell): Core {
     ...policyCommands({ host, policy, log, extensionPath: context.extensionPath, explanations, ready }),
     setApiKey: async () => (await import('./models.js')).setApiKey(context.secrets),
     selectLanguageModel: async () => (await import('./models.js')).selectLanguageModel(),
-    governOtherAgents: async () => (await import('./governAgents.js')).governOtherAgents(workspaceFolder, log),
+    governOtherAgents: async () => (await import('./governAgents.js')).governOtherAgents(workspaceFolder, context.extensionPath, log),
     forgetMcpServerApprovals: async () => {
       const allowed = context.workspaceState.get<string[]>(MCP_CONSENT_KEY, []);
       await context.workspaceState.update(MCP_CONSENT_KEY, undefined);

@@ -1,12 +1,20 @@
 // Agent Policy: Govern Other Agents in This Folder: a pick of the agent programs whose pre-tool
 // hooks should ask `.agentpolicy.jsonc` (the ones already set up are picked; unpicking one takes
-// its hook out), then the same edits as `agentpolicy hook install` (docs/hooks.md).
+// its hook out), then the same setup as `agentpolicy hook install` (src/hooks/hookSetup.ts): the
+// hook client by absolute path, falling back to the CLI this extension ships (dist/cli.js, run by
+// the editor's own runtime), and Claude Code's http hook to the decision service this window runs.
+// Afterwards, and when the window opens, `hook status` says whether each hook can start; a hook
+// that cannot (an update moved the extension's CLI, the client was deleted) is a warning whose
+// button installs it again.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { DEFAULT_HOOK_LAUNCHER, DEFAULT_HOOK_TIMEOUT_SECONDS, hookTargets, LAUNCHER_HINT, targetOf } from '../hooks/hookEntries.js';
+import { DEFAULT_HOOK_LAUNCHER, DEFAULT_HOOK_TIMEOUT_SECONDS, hookTargets, targetOf } from '../hooks/hookEntries.js';
 import { HookFileError } from '../hooks/hookFileEdit.js';
-import { applyHookInstall, BLOCKS_WHEN_HOOK_CANNOT_START, changeKind, HOST_SETUP_NOTES, installedHookHosts, launcherOnPath, planHookChanges, type HookInstallPlan } from '../hooks/hookInstall.js';
+import { changeKind, HOST_SETUP_NOTES, installedHookHosts } from '../hooks/hookInstall.js';
+import { setUpHooks, type HookSetupOptions } from '../hooks/hookSetup.js';
+import { hookStatus, type HostHookStatus } from '../hooks/hookStatus.js';
 import { HOST_AGENTS, HOSTS, type HostAgent } from '../hooks/hostAgents.js';
+import { defaultStateDir } from '../hooks/stateDir.js';
 import type { Log } from './log.js';
 import { walkthroughStepDone } from './walkthroughSteps.js';
 
@@ -14,14 +22,20 @@ interface HostItem extends vscode.QuickPickItem {
   host: HostAgent;
 }
 
-/**
- * The hooks run `agentpolicy` from the PATH, not this extension's copy of the CLI: the files are
- * committed and shared, and an absolute path into one person's extension folder (which changes
- * with every update) would fail for everyone else, and block their agents.
- */
-export async function governOtherAgents(workspaceFolder: string, log: Log): Promise<void> {
+/** The CLI this extension ships, run by the editor's own runtime (Electron run as node on the desktop). */
+function ownFallback(extensionPath: string): HookSetupOptions['fallback'] {
+  return { node: process.execPath, cli: path.join(extensionPath, 'dist', 'cli.js'), ...(process.versions.electron !== undefined ? { electron: true } : {}) };
+}
+
+async function setUp(workspaceFolder: string, extensionPath: string, install: readonly HostAgent[], remove: readonly HostAgent[]): ReturnType<typeof setUpHooks> {
+  return setUpHooks({
+    workspaceFolder, install, remove, stateDir: defaultStateDir(process.env), fallback: ownFallback(extensionPath), cwd: workspaceFolder, env: process.env,
+  });
+}
+
+export async function governOtherAgents(workspaceFolder: string, extensionPath: string, log: Log): Promise<void> {
   const installed = installedHookHosts(workspaceFolder);
-  const targets = hookTargets({ launcher: DEFAULT_HOOK_LAUNCHER, timeoutSeconds: DEFAULT_HOOK_TIMEOUT_SECONDS });
+  const targets = hookTargets({ launcher: DEFAULT_HOOK_LAUNCHER, timeoutSeconds: DEFAULT_HOOK_TIMEOUT_SECONDS, claudeHttp: { serviceUrl: '', token: '' } });
   const items: HostItem[] = HOST_AGENTS.map((host) => ({
     host,
     label: HOSTS[host].label,
@@ -39,16 +53,17 @@ export async function governOtherAgents(workspaceFolder: string, log: Log): Prom
   });
   if (picked === undefined) return;
   const wanted = picked.map((i) => i.host);
-  let plan: HookInstallPlan;
+  let setup;
   try {
-    plan = planHookChanges({ workspaceFolder, install: wanted, remove: installed.filter((h) => !wanted.includes(h)) });
-    applyHookInstall(plan);
+    setup = await setUp(workspaceFolder, extensionPath, wanted, installed.filter((h) => !wanted.includes(h)));
+    if ('problem' in setup) throw new Error(`the hook could not start, so nothing was written: ${setup.problem}`);
   } catch (error) {
     await showFailure(workspaceFolder, error, log);
     return;
   }
-  const changed = plan.changes.filter((c) => changeKind(c) !== 'unchanged');
+  const changed = setup.plan.changes.filter((c) => changeKind(c) !== 'unchanged');
   for (const c of changed) log.info(`hooks: ${changeKind(c)} ${c.relativePath} (${c.hosts.join(', ')}: ${c.action})`);
+  if (setup.client !== undefined) log.info(`hooks: the hook client ${setup.client.file} asks the decision service, else runs this extension's CLI`);
   const governed = installedHookHosts(workspaceFolder);
   if (governed.length > 0) walkthroughStepDone('governed');
   for (const host of governed) log.info(`hooks: ${HOSTS[host].label}: ${HOST_SETUP_NOTES[host]}`);
@@ -57,25 +72,50 @@ export async function governOtherAgents(workspaceFolder: string, log: Log): Prom
   const summary = changed.length === 0
     ? governed.length === 0 ? vscode.l10n.t('Agent Policy: nothing to change; no other agent is governed in this folder.') : vscode.l10n.t('Agent Policy: nothing to change; it governs {0}.', names)
     : governed.length === 0
-      ? vscode.l10n.t('Agent Policy: no other agent is governed in this folder any more ({0}). Commit these files to share them.', files)
-      : vscode.l10n.t('Agent Policy: governs {0} in this folder ({1}). Commit these files to share them.', names, files);
+      ? vscode.l10n.t('Agent Policy: no other agent is governed in this folder any more ({0}).', files)
+      : vscode.l10n.t('Agent Policy: governs {0} in this folder ({1}).', names, files);
+  if (await warnOfHooks(workspaceFolder, extensionPath, log, summary)) return;
   const details = vscode.l10n.t('Show Details');
-  if (governed.length > 0 && !launcherOnPath(DEFAULT_HOOK_LAUNCHER)) {
-    log.warn(`hooks: "${DEFAULT_HOOK_LAUNCHER}" is not on this PATH: ${LAUNCHER_HINT}`);
-    const labels = (blocks: boolean): string => governed.filter((h) => BLOCKS_WHEN_HOOK_CANNOT_START[h] === blocks).map((h) => HOSTS[h].label).join(', ');
-    const [refuse, unguarded] = [labels(true), labels(false)];
-    const effects = refuse && unguarded
-      ? vscode.l10n.t('{0} refuse every tool call and {1} run unguarded', refuse, unguarded)
-      : refuse ? vscode.l10n.t('{0} refuse every tool call', refuse) : vscode.l10n.t('{0} run unguarded', unguarded);
-    const answer = await vscode.window.showWarningMessage(
-      `${summary} ${vscode.l10n.t('The hooks run "{0}", which is not on this PATH: until it is, {1}. Install it with: {2}', DEFAULT_HOOK_LAUNCHER, effects, 'npm install -g agent-policy')}`,
-      details,
-    );
-    if (answer === details) log.channel.show();
-    return;
-  }
   const answer = await vscode.window.showInformationMessage(summary, details);
   if (answer === details) log.channel.show();
+}
+
+/**
+ * The governed hosts whose hook cannot start or cannot be answered (`hook status`'s warnings): one
+ * warning naming them and what that does (blocks every call, or lets every call through), with a
+ * button that installs their hooks again. Says nothing, and returns false, when every hook is well.
+ */
+export async function warnOfHooks(workspaceFolder: string, extensionPath: string, log: Log, lead = ''): Promise<boolean> {
+  let statuses: HostHookStatus[];
+  try {
+    statuses = await hookStatus({ workspace: workspaceFolder });
+  } catch (error) {
+    log.error('hooks: their status could not be read', error);
+    return false;
+  }
+  const troubled = statuses.filter((s) => s.warning !== undefined);
+  if (troubled.length === 0) return false;
+  for (const s of troubled) log.warn(`hooks: ${s.warning}`);
+  const fix = vscode.l10n.t('Install Again');
+  const details = vscode.l10n.t('Show Details');
+  const failsOpen = troubled.some((s) => /fails open/.test(s.warning!));
+  const said = troubled.map((s) => s.warning!).join(' ');
+  const message = `${lead === '' ? '' : `${lead} `}${failsOpen ? vscode.l10n.t('Some agents are not governed:') : vscode.l10n.t('Some agents\' hooks cannot work:')} ${said}`;
+  const answer = await vscode.window.showWarningMessage(message, fix, details);
+  if (answer === details) log.channel.show();
+  if (answer !== fix) return true;
+  const hosts = troubled.map((s) => s.host);
+  try {
+    const setup = await setUp(workspaceFolder, extensionPath, hosts, []);
+    if ('problem' in setup) throw new Error(`the hook could not start, so nothing was written: ${setup.problem}`);
+  } catch (error) {
+    await showFailure(workspaceFolder, error, log);
+    return true;
+  }
+  const still = (await hookStatus({ workspace: workspaceFolder })).filter((s) => s.warning !== undefined && hosts.includes(s.host));
+  if (still.length === 0) void vscode.window.showInformationMessage(vscode.l10n.t('Agent Policy: the hooks of {0} were installed again and can start.', hosts.map((h) => HOSTS[h].label).join(', ')));
+  else void vscode.window.showWarningMessage(still.map((s) => s.warning!).join(' '));
+  return true;
 }
 
 async function showFailure(workspaceFolder: string, error: unknown, log: Log): Promise<void> {

@@ -2,6 +2,7 @@
 // file cannot be changed or the hook could not start), the hook client it writes, and its exit
 // codes (0 done, 1 a file could not be changed or the hook could not start, 2 usage).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -38,7 +39,7 @@ describe('agentpolicy hook install', () => {
   });
 
   it('writes the hook client (0700 in a 0700 folder) and names it by absolute path; the client falls back to this node and cli.js by absolute paths', async () => {
-    assert.equal(await run('--agent', 'claude'), 0);
+    assert.equal(await run('--agent', 'claude', '--via', 'command'), 0);
     const [client, ...more] = clients();
     assert.ok(client !== undefined && more.length === 0, clients().join(', '));
     const file = path.join(state(), client);
@@ -87,12 +88,43 @@ describe('agentpolicy hook install', () => {
 
   it('installs for the agents named, one line per file and what each host still needs; exit 0', async () => {
     assert.equal(await run('--agent', 'claude,codex'), 0);
-    assert.deepEqual(files(), [path.join('.claude', 'settings.json'), path.join('.codex', 'hooks.json')]);
-    assert.deepEqual(out.slice(0, 2), ['created .claude/settings.json (Claude Code)', 'created .codex/hooks.json (Codex)']);
+    assert.deepEqual(files(), [path.join('.claude', 'settings.local.json'), path.join('.codex', 'hooks.json')]);
+    assert.deepEqual(out.slice(0, 2), ['created .claude/settings.local.json (Claude Code)', 'created .codex/hooks.json (Codex)']);
     assert.ok(out.some((l) => l.includes('Codex:') && l.includes('trusted project') && l.includes('/hooks')), out.join('\n'));
     out = [];
     assert.equal(await run('--agent', 'codex,claude'), 0);
-    assert.deepEqual(out.slice(0, 2), ['already in place: .claude/settings.json (Claude Code)', 'already in place: .codex/hooks.json (Codex)']);
+    assert.deepEqual(out.slice(0, 2), ['already in place: .claude/settings.local.json (Claude Code)', 'already in place: .codex/hooks.json (Codex)']);
+  });
+
+  it('Claude Code: its http hook (the default) to the service\'s kept port with the http token, a SessionStart hook that starts the service, kept out of git; --via command moves it back to the command hook', async () => {
+    fs.mkdirSync(path.join(ws, '.git', 'info'), { recursive: true });
+    const git = (...args: string[]) => spawnSync('git', ['-C', ws, ...args], { encoding: 'utf8' });
+    assert.equal(git('init', '-q').status, 0);
+    assert.equal(await run('--agent', 'claude'), 0);
+    const port = fs.readFileSync(path.join(state(), 'service-port'), 'utf8').trim();
+    const token = fs.readFileSync(path.join(state(), 'http-hook-token'), 'utf8').trim();
+    assert.equal(fs.statSync(path.join(state(), 'service-port')).mode & 0o777, 0o600);
+    assert.equal(fs.statSync(path.join(state(), 'http-hook-token')).mode & 0o777, 0o600);
+    const [client] = clients();
+    const local = JSON.parse(fs.readFileSync(path.join(ws, '.claude', 'settings.local.json'), 'utf8'));
+    assert.deepEqual(local.hooks.PreToolUse, [{ matcher: '*', hooks: [{
+      type: 'http', url: `http://127.0.0.1:${port}/http/claude?timeout=120&if-refused=run+agentpolicy+serve`,
+      headers: { Authorization: `Bearer ${token}` }, timeout: 120, onFailure: 'block',
+    }] }]);
+    assert.deepEqual(local.hooks.SessionStart, [{ matcher: '*', hooks: [{ type: 'command', command: `${path.join(state(), client!)} serve --ensure`, timeout: 30 }] }]);
+    assert.ok(!fs.existsSync(path.join(state(), 'service-secret')), 'the secret is not what the token is made from');
+    assert.equal(git('check-ignore', '-q', '.claude/settings.local.json').status, 0, 'git ignores the file with the token');
+    assert.equal(git('status', '--porcelain').stdout.trim(), '', 'nothing to commit');
+    // Installing again: the same port and token, nothing changes, the exclude line is not repeated.
+    out = [];
+    assert.equal(await run('--agent', 'claude'), 0);
+    assert.equal(out[0], 'already in place: .claude/settings.local.json (Claude Code)');
+    assert.equal(fs.readFileSync(path.join(ws, '.git', 'info', 'exclude'), 'utf8').split('settings.local.json').length, 2);
+    // --via command: the command hook in .claude/settings.json, ours out of the local file (deleted: it held only ours).
+    out = [];
+    assert.equal(await run('--agent', 'claude', '--via', 'command'), 0);
+    assert.deepEqual(out.slice(0, 2), ['created .claude/settings.json (Claude Code)', 'deleted .claude/settings.local.json (Claude Code)']);
+    assert.equal(await run('--agent', 'claude', '--via', 'http', '--command', 'x'), 2);
   });
 
   it('--agent all, --workspace, --command and --timeout', async () => {
@@ -120,11 +152,15 @@ describe('agentpolicy hook install', () => {
   it('--dry-run says what it would do and writes nothing', async () => {
     fs.mkdirSync(path.join(ws, '.claude'));
     fs.writeFileSync(path.join(ws, '.claude', 'settings.json'), '{ "model": "opus" }');
-    assert.equal(await run('--agent', 'claude,cursor', '--dry-run'), 0);
+    assert.equal(await run('--agent', 'claude,cursor', '--dry-run', '--via', 'command'), 0);
     assert.deepEqual(out.slice(0, 2), ['would update .claude/settings.json (Claude Code)', 'would create .cursor/hooks.json (Cursor)']);
     assert.deepEqual(files(), [path.join('.claude', 'settings.json')]);
     assert.equal(fs.readFileSync(path.join(ws, '.claude', 'settings.json'), 'utf8'), '{ "model": "opus" }');
     assert.deepEqual(clients(), [], 'no client written');
+    out = [];
+    assert.equal(await run('--agent', 'claude', '--dry-run'), 0);
+    assert.equal(out[0], 'would create .claude/settings.local.json (Claude Code)');
+    assert.ok(!fs.existsSync(state()) || fs.readdirSync(state()).length === 0, 'no port, token or client written');
   });
 
   it('exit 1 and nothing written when a file is not JSONC', async () => {

@@ -12,7 +12,9 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { MAX_BODY_BYTES, readServiceDiscovery, startDecisionService, type DecisionService } from '../../src/hooks/decisionService.js';
+import { MAX_BODY_BYTES, startDecisionService, type DecisionService } from '../../src/hooks/decisionService.js';
+import { readServiceDiscovery } from '../../src/hooks/serviceFiles.js';
+import { ensureService } from '../../src/hooks/ensureService.js';
 import { runHook } from '../../src/hooks/hookCommand.js';
 import type { HostAgent } from '../../src/hooks/hostAgents.js';
 import { initShellParser } from '../../src/policy/shellParser.js';
@@ -164,6 +166,38 @@ describe('the decision service (agentpolicy serve)', function () {
     // The policy was compiled once for all of them.
     assert.equal(service.policies.loads, 1);
     assert.equal(service.policies.hits, 99);
+  });
+
+  it('the http hook\'s token (written in Claude Code\'s settings) opens POST /http/<agent> only', async () => {
+    const token = fs.readFileSync(path.join(state, 'http-hook-token'), 'utf8').trim();
+    assert.notEqual(token, secret);
+    const stdin = shellInput('claude', 'touch a', 'tok');
+    assert.equal((await send(service, { path: '/http/claude', body: stdin, secret: token })).status, 200);
+    for (const p of ['/hook/claude', '/raw/claude']) {
+      const refused = await send(service, { path: p, body: stdin, secret: token });
+      assert.equal(refused.status, 401, p);
+      assert.match(JSON.parse(refused.body).error, /opens POST \/http\/<agent> only/);
+    }
+    assert.equal(auditLines().length, 1, 'only the http call was decided');
+    assert.equal(typeof auditLines()[0]!.hookMs, 'number', 'the line says what the decision took');
+  });
+
+  it('keeps its port across restarts (the http hook names it); a port another program holds is a clear error', async () => {
+    const kept = Number(fs.readFileSync(path.join(state, 'service-port'), 'utf8').trim());
+    assert.equal(service.port, kept);
+    await service.close();
+    service = await start();
+    assert.equal(service.port, kept, 'the same port again');
+    await service.close();
+    const squatter = http.createServer();
+    await new Promise<void>((resolve) => squatter.listen(kept, '127.0.0.1', resolve));
+    try {
+      await assert.rejects(start(), new RegExp(`127\\.0\\.0\\.1:${kept} is taken by another program .*service-port`));
+    } finally {
+      squatter.close();
+    }
+    service = await start();
+    assert.equal(service.port, kept);
   });
 
   it('answers Claude Code\'s http hook with its own JSON, status 200', async () => {
@@ -354,6 +388,38 @@ describe('the decision service (agentpolicy serve)', function () {
     assert.ok(grownMb < 2, `the heap grew by ${grownMb.toFixed(2)} MB over 10,000 calls`);
     assert.equal(auditLines().length, 11_000);
     assert.equal(service.policies.loads, 1);
+  });
+
+  it('serve --ensure (Claude Code\'s SessionStart hook): starts a service of its own in the background when none answers, and none when one does', async () => {
+    const ensureOptions = { stateDir: state, cli: [process.execPath, '--import', TSX, CLI_CHILD], cwd: workspace, env: { ...process.env, HOME: root } };
+    assert.deepEqual(await ensureService(ensureOptions), { state: 'running', pid: process.pid }, 'this process\'s service answers');
+    const port = service.port;
+    await service.close();
+    const started = await ensureService(ensureOptions);
+    assert.equal(started.state, 'started');
+    const pid = (started as { pid: number }).pid;
+    try {
+      assert.notEqual(pid, process.pid);
+      const found = readServiceDiscovery(state)!;
+      assert.equal(found.pid, pid);
+      assert.equal(new URL(found.url).port, String(port), 'on the kept port');
+      assert.equal(JSON.parse((await send({ port } as DecisionService, { path: '/http/claude', body: shellInput('claude', 'rm -rf x', 'e') })).body).hookSpecificOutput.permissionDecision, 'deny');
+      assert.deepEqual(await ensureService(ensureOptions), { state: 'running', pid });
+    } finally {
+      process.kill(pid, 'SIGTERM');
+      await until(() => readServiceDiscovery(state) === undefined, 10_000);
+    }
+    // It cannot start (the kept port taken): it says why.
+    const squatter = http.createServer();
+    await new Promise<void>((resolve) => squatter.listen(port, '127.0.0.1', resolve));
+    try {
+      const failed = await ensureService(ensureOptions);
+      assert.equal(failed.state, 'failed');
+      assert.match((failed as { why: string }).why, /exited with 1: .*is taken by another program/);
+    } finally {
+      squatter.close();
+    }
+    service = await start();
   });
 
   it('runs as `agentpolicy serve`: one ready line, answers, ends on SIGTERM removing its files', async () => {

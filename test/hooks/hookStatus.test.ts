@@ -26,18 +26,22 @@ describe('agentpolicy hook status', () => {
   const status = async (...argv: string[]): Promise<{ code: number; out: string[]; err: string[]; json: HostHookStatus[] | undefined }> => {
     const out: string[] = [];
     const err: string[] = [];
-    const code = await hookStatusCommand(argv, { out: (l) => out.push(l), err: (l) => err.push(l), cwd: ws, env }, { findEditor: () => undefined });
+    const code = await hookStatusCommand(argv, { out: (l) => out.push(l), err: (l) => err.push(l), cwd: ws, env }, { findEditor: () => undefined, sandboxAvailable: () => ({ available: sandboxHere }) });
     return { code, out, err, json: argv.includes('--json') && out.length === 1 ? (JSON.parse(out[0]!) as HostHookStatus[]) : undefined };
   };
+  let sandboxHere = true;
+  /** `hook install` as a person runs it; `--via command` for Claude Code's client instead of its http hook. */
   const install = async (...agents: string[]): Promise<void> => {
     const out: string[] = [];
     const err: string[] = [];
-    const code = await hookInstallCommand(['--agent', agents.join(',')], { out: (l) => out.push(l), err: (l) => err.push(l), cwd: ws, env, node: process.execPath, cliScript: cli });
+    const via = agents[0] === '--via-command' ? (agents.shift(), ['--via', 'command']) : [];
+    const code = await hookInstallCommand(['--agent', agents.join(','), ...via], { out: (l) => out.push(l), err: (l) => err.push(l), cwd: ws, env, node: process.execPath, cliScript: cli });
     assert.equal(code, 0, err.join('\n'));
   };
   const byHost = (list: HostHookStatus[] | undefined, host: string): HostHookStatus => list!.find((s) => s.host === host)!;
 
   beforeEach(() => {
+    sandboxHere = true;
     root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'hook-status-')));
     ws = path.join(root, 'ws');
     fs.mkdirSync(ws);
@@ -71,8 +75,8 @@ describe('agentpolicy hook status', () => {
     assert.match(human.out[0]!, /^Claude Code \(claude\): not installed; service not running; no call in the audit log; on failure: .*commands not sandboxed$/);
   });
 
-  it('after the real `hook install` (client-based): installed, runs the client by absolute path, can start, decides when the service is down', async () => {
-    await install('all');
+  it('after the real `hook install --via command` (client-based): installed, runs the client by absolute path, can start, decides when the service is down', async () => {
+    await install('--via-command', 'all');
     const r = await status('--json');
     assert.equal(r.code, 0, r.out.join('\n'));
     for (const s of r.json!) {
@@ -93,6 +97,55 @@ describe('agentpolicy hook status', () => {
     assert.equal(byHost(r.json, 'vscode').onFailure.cannotStart, 'lets-through');
     const human = await status();
     assert.match(human.out[0]!, /^Claude Code \(claude\): installed \(\.claude\/settings\.json\), runs the hook client \/.*hook-client-[0-9a-f]+\.sh \(else .*\); can start; service not running;/);
+    // Only Claude Code's allowed commands are put into our sandbox; none where the machine has none.
+    assert.deepEqual(r.json!.filter((s) => s.sandboxed).map((s) => s.host), ['claude']);
+    assert.match(human.out[0]!, /allowed commands run in our sandbox$/);
+    sandboxHere = false;
+    assert.deepEqual((await status('--json')).json!.filter((s) => s.sandboxed), []);
+  });
+
+  it('Claude Code\'s http hook (the default): installed in .claude/settings.local.json, blocks while the service is down, which its SessionStart hook starts; a service on another port cannot answer it', async function () {
+    this.timeout(30_000);
+    await install('claude');
+    const down = byHost((await status('--json')).json, 'claude');
+    assert.deepEqual([down.installed, down.file, down.runs!.kind, down.canStart, down.usesService, down.sandboxed], [true, '.claude/settings.local.json', 'http', true, true, true]);
+    assert.match(down.runs!.launcher, /^http:\/\/127\.0\.0\.1:\d+\/http\/claude\?/);
+    assert.ok(down.runs!.client!.startsWith(state()), 'the SessionStart hook runs the client');
+    assert.equal(down.runs!.fallback, `${process.execPath} ${cli}`);
+    assert.deepEqual(down.onFailure, { serviceDown: 'blocks', cannotStart: 'blocks', timeout: 'blocks' });
+    assert.equal(down.warning, undefined);
+    const port = Number(new URL(down.runs!.launcher).port);
+
+    // The service on the port the hook names: answered.
+    const service = await startDecisionService({ stateDir: state(), workspace: ws, env: { HOME: root, PATH: env.PATH }, findEditor: () => undefined });
+    try {
+      assert.equal(service.port, port, 'the service keeps the port the hook names');
+      const up = byHost((await status('--json')).json, 'claude');
+      assert.deepEqual([up.service.state, up.canStart, up.problem], ['reachable', true, undefined]);
+      assert.match((await status()).out[0]!, /runs the http hook http:\/\/127\.0\.0\.1:\d+\/http\/claude \(its SessionStart hook starts the service with .*\); is answered;/);
+    } finally {
+      await service.close();
+    }
+    const elsewhere = await startDecisionService({ stateDir: state(), port: 0, workspace: ws, env: { HOME: root, PATH: env.PATH }, findEditor: () => undefined });
+    try {
+      const r = await status('--json');
+      assert.equal(r.code, 1);
+      const s = byHost(r.json, 'claude');
+      assert.equal(s.canStart, false);
+      assert.match(s.problem!, /listens on .*, not on the port the hook names/);
+      assert.match(s.warning!, /cannot be answered.*every call is blocked/);
+    } finally {
+      await elsewhere.close();
+    }
+
+    // Nothing to start it again (the client gone) and the service down: a warning.
+    fs.rmSync(down.runs!.client!);
+    const r = await status('--json');
+    assert.equal(r.code, 1);
+    const gone = byHost(r.json, 'claude');
+    assert.equal(gone.canStart, false);
+    assert.match(gone.problem!, /not running, and nothing starts it/);
+    assert.equal(gone.fix, `agentpolicy hook install --agent claude --workspace ${ws}`);
   });
 
   it('a legacy entry whose bare command is not on PATH: a warning with the command that fixes it, exit 1', async () => {
@@ -137,7 +190,7 @@ describe('agentpolicy hook status', () => {
   });
 
   it('a client script deleted: a warning, exit 1', async () => {
-    await install('claude', 'gemini');
+    await install('--via-command', 'claude', 'gemini');
     const client = (await status('--json')).json!.find((s) => s.host === 'claude')!.runs!.client!;
     fs.rmSync(client);
     const r = await status('--json');
@@ -152,7 +205,7 @@ describe('agentpolicy hook status', () => {
   });
 
   it('a client whose fallback (cli.js) is gone: can start, but blocks with the service down: a warning', async () => {
-    await install('claude');
+    await install('--via-command', 'claude');
     fs.rmSync(cli);
     const r = await status('--json');
     assert.equal(r.code, 1);
@@ -195,18 +248,18 @@ describe('agentpolicy hook status', () => {
 
   it('the last call of each host from the audit log (sessions <host>:<id>), the latest by time', async () => {
     fs.mkdirSync(state(), { recursive: true, mode: 0o700 });
-    const line = (session: string, time: string, tool: string, decision: string): string => JSON.stringify({ time, event: 'decision', session, agent: 'x', tool, decision });
+    const line = (session: string, time: string, tool: string, decision: string, hookMs?: number): string => JSON.stringify({ time, event: 'decision', session, agent: 'x', tool, decision, hookMs });
     fs.writeFileSync(path.join(state(), 'audit.jsonl'), [
       line('claude:s1', '2026-01-02T10:00:00.000Z', 'builtin.run_command', 'allow'),
-      line('claude:s2', '2026-01-02T11:00:00.000Z', 'builtin.read_file', 'deny'),
+      line('claude:s2', '2026-01-02T11:00:00.000Z', 'builtin.read_file', 'deny', 3.2),
       line('gemini:g', '2026-01-01T09:00:00.000Z', 'builtin.write_file', 'ask'),
       line('local-session', '2026-01-03T09:00:00.000Z', 'builtin.write_file', 'allow'),
     ].join('\n') + '\n');
     const r = await status('--json');
-    assert.deepEqual(byHost(r.json, 'claude').lastCall, { time: '2026-01-02T11:00:00.000Z', session: 'claude:s2', tool: 'builtin.read_file', decision: 'deny', auditFile: path.join(state(), 'audit.jsonl') });
+    assert.deepEqual(byHost(r.json, 'claude').lastCall, { time: '2026-01-02T11:00:00.000Z', session: 'claude:s2', tool: 'builtin.read_file', decision: 'deny', auditFile: path.join(state(), 'audit.jsonl'), hookMs: 3.2 });
     assert.equal(byHost(r.json, 'gemini').lastCall!.session, 'gemini:g');
     assert.equal(byHost(r.json, 'codex').lastCall, null);
-    assert.match((await status()).out[0]!, /last call 2026-01-02T11:00:00.000Z deny builtin.read_file;/);
+    assert.match((await status()).out[0]!, /last call 2026-01-02T11:00:00.000Z deny builtin.read_file \(decided in 3.2 ms\);/);
   });
 
   it('usage: exit 2 on an unknown flag or a missing folder', async () => {

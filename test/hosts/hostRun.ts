@@ -4,6 +4,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { readServiceDiscovery } from '../../src/hooks/serviceFiles';
 import { type HostDriver, binPath } from './hostDrivers';
 import { installHook } from './installHook';
 import { ScriptedModelServer } from './modelServer';
@@ -40,6 +41,8 @@ export interface ProjectOptions {
   hookLauncher?: string;
   /** The timeout written in the host's hook entry, in seconds (default: the install's). */
   hookTimeoutSeconds?: number;
+  /** `--via` for Claude Code: its http hook (the install's default) or the hook client as a command hook. */
+  hookVia?: 'http' | 'command';
   /** The folder the temp project and home are made in (default: os.tmpdir(); our sandbox gives commands a /tmp of their own). */
   parentDir?: string;
 }
@@ -95,6 +98,7 @@ export function createHostProject(driver: HostDriver, options: ProjectOptions = 
     ...(options.hookLauncher !== undefined ? { launcher: options.hookLauncher } : {}),
     env: { ...process.env, HOME: home, XDG_STATE_HOME: path.join(home, '.local', 'state') },
     ...(options.hookTimeoutSeconds !== undefined ? { timeoutSeconds: options.hookTimeoutSeconds } : {}),
+    ...(options.hookVia !== undefined ? { via: options.hookVia } : {}),
   });
   const auditFile = path.join(home, '.local', 'state', 'agentpolicy', 'audit.jsonl');
   return {
@@ -103,8 +107,22 @@ export function createHostProject(driver: HostDriver, options: ProjectOptions = 
     home,
     exists: (relative) => fs.existsSync(path.join(project, relative)),
     auditLines: () => (fs.existsSync(auditFile) ? fs.readFileSync(auditFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditLine) : []),
-    dispose: () => fs.rmSync(root, { recursive: true, force: true }),
+    dispose: () => {
+      stopStartedService(path.join(home, '.local', 'state', 'agentpolicy'));
+      fs.rmSync(root, { recursive: true, force: true });
+    },
   };
+}
+
+/** A decision service Claude Code's SessionStart hook started in the run's state folder (detached: the run's process group does not hold it) is stopped. */
+export function stopStartedService(stateDir: string): void {
+  const found = readServiceDiscovery(stateDir);
+  if (found === undefined || found.pid === process.pid) return;
+  try {
+    process.kill(found.pid, 'SIGTERM');
+  } catch {
+    // Gone already.
+  }
 }
 
 /** Runs the host headless in the project against a scripted model that calls the shell once with `options.command`. */

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startDecisionService, type DecisionService } from '../../src/hooks/decisionService';
+import { readServiceDiscovery } from '../../src/hooks/serviceFiles';
 import { binPath, HOST_DRIVERS, type HostDriver } from './hostDrivers';
 import { createHostProject, type HostProject, type HostRunResult, type HostScenario, runHost, runHostIn } from './hostRun';
 import { AGENTPOLICY_CLI } from './installHook';
@@ -102,15 +103,24 @@ for (const driver of HOST_DRIVERS) {
   });
 }
 
-// The hook client `hook install` writes (docs/hooks.md, "How the hook starts"): with the decision
-// service up it answers; stopped, the client decides in-process with the absolute node and
-// dist/cli.js; neither on the host's PATH, it still decides.
+// The hook client `hook install --via command` writes (docs/hooks.md, "How the hook starts"): with
+// the decision service up it answers; stopped, the client decides in-process with the absolute
+// node and dist/cli.js; neither on the host's PATH, it still decides.
 const claude = HOST_DRIVERS.find((d) => d.host === 'claude')!;
-describe(`${claude.label} with the hook client and the decision service (real CLI, offline)`, function () {
-  this.timeout(120_000);
+
+/**
+ * A suite's runs of Claude Code: skipped without the CLI; each test's project (`set`) and
+ * in-process decision service (`serve`, in the run's own state folder where the hooks look for
+ * it) are taken down after it.
+ */
+function useClaudeRuns(): {
+  set: (project: HostProject) => HostProject;
+  serve: (project: HostProject) => Promise<DecisionService>;
+  stop: () => Promise<void>;
+  decisions: (project: HostProject) => string[];
+} {
   let where: HostProject | undefined;
   let service: DecisionService | undefined;
-
   before(function () {
     if (!fs.existsSync(binPath(claude))) {
       console.warn(`    skipped: ${claude.label} is not installed at ${binPath(claude)} (run scripts/ensure-agent-clis.sh)`);
@@ -118,44 +128,53 @@ describe(`${claude.label} with the hook client and the decision service (real CL
     }
     assert.ok(fs.existsSync(AGENTPOLICY_CLI), `${AGENTPOLICY_CLI} is missing: run npm run build`);
   });
-
-  afterEach(async () => {
+  const stop = async (): Promise<void> => {
     await service?.close();
     service = undefined;
+  };
+  afterEach(async () => {
+    await stop();
     where?.dispose();
     where = undefined;
   });
+  return {
+    set: (project) => (where = project),
+    serve: async (project) => (service = await startDecisionService({
+      stateDir: stateOf(project), workspace: project.project, env: { HOME: project.home, PATH: process.env.PATH }, findEditor: () => undefined,
+    })),
+    stop,
+    decisions: (project) => project.auditLines().filter((l) => l.event === 'decision' && l.tool === 'builtin.run_command').map((l) => l.decision ?? '?'),
+  };
+}
 
-  /** The service in this process, in the run's own state folder (where the client looks for it). */
-  async function serve(project: HostProject): Promise<DecisionService> {
-    service = await startDecisionService({
-      stateDir: path.join(project.home, '.local', 'state', 'agentpolicy'), workspace: project.project,
-      env: { HOME: project.home, PATH: process.env.PATH }, findEditor: () => undefined,
-    });
-    return service;
-  }
+/** Claude Code asked to run a denied `rm` (with its own permission to run anything: only the hook stands in the way), then an allowed `touch`: the first never runs, the second does. */
+async function deniedThenAllowed(where: HostProject, decisions: (project: HostProject) => string[]): Promise<void> {
+  const denied = await runHostIn(claude, where, { command: 'rm victim.txt', hostApproves: true });
+  assert.ok(where.exists('victim.txt'), `victim.txt was deleted\n${denied.explain()}`);
+  assert.ok(denied.model.toolResults.some((t) => t.includes('no deleting')), denied.explain());
+  const allowed = await runHostIn(claude, where, { command: 'touch made.txt' });
+  assert.ok(where.exists('made.txt'), `made.txt was not created\n${allowed.explain()}`);
+  assert.deepEqual(decisions(where), ['deny', 'allow'], allowed.explain());
+}
 
-  function decisions(project: HostProject): string[] {
-    return project.auditLines().filter((l) => l.event === 'decision' && l.tool === 'builtin.run_command').map((l) => l.decision ?? '?');
-  }
+/** The run's state folder (its XDG_STATE_HOME's agentpolicy), where the hooks look for the service. */
+const stateOf = (project: HostProject): string => path.join(project.home, '.local', 'state', 'agentpolicy');
+
+describe(`${claude.label} with the hook client and the decision service (real CLI, offline)`, function () {
+  this.timeout(120_000);
+  const { set, serve, stop, decisions } = useClaudeRuns();
 
   it('the service up: a denied rm never runs, an allowed touch runs, both decided by the service', async () => {
-    where = createHostProject(claude);
+    const where = set(createHostProject(claude, { hookVia: 'command' }));
     const s = await serve(where);
-    const denied = await runHostIn(claude, where, { command: 'rm victim.txt', hostApproves: true });
-    assert.ok(where.exists('victim.txt'), `victim.txt was deleted\n${denied.explain()}`);
-    assert.ok(denied.model.toolResults.some((t) => t.includes('no deleting')), denied.explain());
-    const allowed = await runHostIn(claude, where, { command: 'touch made.txt' });
-    assert.ok(where.exists('made.txt'), `made.txt was not created\n${allowed.explain()}`);
-    assert.deepEqual(decisions(where), ['deny', 'allow'], allowed.explain());
+    await deniedThenAllowed(where, decisions);
     assert.ok(s.policies.loads + s.policies.hits >= 2, 'the service decided both calls');
   });
 
   it('the service stopped: still decided, by the in-process fallback', async () => {
-    where = createHostProject(claude);
+    const where = set(createHostProject(claude, { hookVia: 'command' }));
     await serve(where);
-    await service!.close();
-    service = undefined;
+    await stop();
     const denied = await runHostIn(claude, where, { command: 'rm victim.txt', hostApproves: true });
     assert.ok(where.exists('victim.txt'), `victim.txt was deleted\n${denied.explain()}`);
     assert.ok(denied.model.toolResults.some((t) => t.includes('no deleting')), denied.explain());
@@ -165,13 +184,60 @@ describe(`${claude.label} with the hook client and the decision service (real CL
   });
 
   it('agentpolicy not on the host\'s PATH (/usr/bin:/bin): still decided (before, every call was blocked as "agentpolicy: not found")', async () => {
-    where = createHostProject(claude);
+    const where = set(createHostProject(claude, { hookVia: 'command' }));
     const bare = '/usr/bin:/bin';
     const allowed = await runHostIn(claude, where, { command: 'touch made.txt', env: { PATH: bare } });
     assert.ok(where.exists('made.txt'), `made.txt was not created\n${allowed.explain()}`);
     const denied = await runHostIn(claude, where, { command: 'rm victim.txt', hostApproves: true, env: { PATH: bare } });
     assert.ok(where.exists('victim.txt'), `victim.txt was deleted\n${denied.explain()}`);
     assert.deepEqual(decisions(where), ['allow', 'deny'], denied.explain());
+  });
+});
+
+// Claude Code's http hook, what `hook install` writes for it by default (docs/hooks.md, "Claude
+// Code's http hook"): the service answers it; with the service down and nothing to start it the
+// call is blocked (onFailure: block), and the SessionStart hook starts it again.
+describe(`${claude.label} through its http hook to the decision service (real CLI, offline)`, function () {
+  this.timeout(120_000);
+  const { set, serve, decisions } = useClaudeRuns();
+
+  function ourHttpEntry(project: HostProject): { url: string; onFailure: string } {
+    const settings = JSON.parse(fs.readFileSync(path.join(project.project, '.claude', 'settings.local.json'), 'utf8')) as { hooks: Record<string, Array<{ hooks: Array<Record<string, string>> }>> };
+    return settings.hooks.PreToolUse![0]!.hooks[0] as unknown as { url: string; onFailure: string };
+  }
+
+  it('the service up: the http hook is what runs; a denied rm never runs, an allowed touch runs, both decided by the service', async () => {
+    const where = set(createHostProject(claude));
+    const entry = ourHttpEntry(where);
+    assert.equal(entry.onFailure, 'block');
+    assert.ok(!fs.existsSync(path.join(where.project, '.claude', 'settings.json')), 'no command hook beside the http hook');
+    const service = await serve(where);
+    assert.equal(new URL(entry.url).port, String(service.port), 'the service listens on the port the hook names');
+    await deniedThenAllowed(where, decisions);
+    assert.equal(service.policies.loads + service.policies.hits, 2, 'the service decided both calls');
+  });
+
+  it('the service stopped and nothing to start it (the hook client gone): an allowed touch is blocked, nothing decided', async () => {
+    const where = set(createHostProject(claude));
+    for (const f of fs.readdirSync(stateOf(where))) if (f.startsWith('hook-client-')) fs.rmSync(path.join(stateOf(where), f));
+    const run = await runHostIn(claude, where, { command: 'touch made.txt' });
+    assert.equal(run.run.timedOut, false, run.explain());
+    assert.ok(!where.exists('made.txt'), `made.txt was created: the call ran without the policy's answer\n${run.explain()}`);
+    assert.deepEqual(decisions(where), [], run.explain());
+    assert.ok(run.model.toolResults.some((t) => /blocking because onFailure is "block"/.test(t) && /ECONNREFUSED/.test(t)), `Claude Code did not say it blocked the call\n${run.explain()}`);
+  });
+
+  it('the service stopped: the SessionStart hook starts it again, and it decides', async () => {
+    const where = set(createHostProject(claude));
+    const allowed = await runHostIn(claude, where, { command: 'touch made.txt' });
+    assert.ok(where.exists('made.txt'), `made.txt was not created\n${allowed.explain()}`);
+    const started = readServiceDiscovery(stateOf(where));
+    assert.ok(started !== undefined && started.pid !== process.pid, 'a service of its own was started');
+    assert.equal(new URL(ourHttpEntry(where).url).port, new URL(started.url).port);
+    const denied = await runHostIn(claude, where, { command: 'rm victim.txt', hostApproves: true });
+    assert.ok(where.exists('victim.txt'), `victim.txt was deleted\n${denied.explain()}`);
+    assert.deepEqual(decisions(where), ['allow', 'deny'], denied.explain());
+    assert.equal(readServiceDiscovery(stateOf(where))?.pid, started.pid, 'the second session found the service running');
   });
 });
 

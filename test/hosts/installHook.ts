@@ -13,12 +13,15 @@ export interface HookInstallOptions {
   env?: NodeJS.ProcessEnv;
   /** The timeout written in the host's entry, in seconds (default: the install's). */
   timeoutSeconds?: number;
+  /** `--via` (Claude Code): http or command. */
+  via?: 'http' | 'command';
 }
 
 export function installHook(host: HostDriver['host'], project: string, options: HookInstallOptions): void {
   const args = [AGENTPOLICY_CLI, 'hook', 'install', '--agent', host, '--workspace', project];
   if (options.launcher !== undefined) args.push('--command', options.launcher);
   if (options.timeoutSeconds !== undefined) args.push('--timeout', String(options.timeoutSeconds));
+  if (options.via !== undefined) args.push('--via', options.via);
   const r = spawnSync(process.execPath, args, { encoding: 'utf8', ...(options.env !== undefined ? { env: options.env } : {}) });
   if (r.status !== 0) throw new Error(`agentpolicy hook install --agent ${host} exited with ${r.status}: ${r.stderr}${r.stdout}`);
 }

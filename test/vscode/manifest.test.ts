@@ -251,7 +251,8 @@ describe('an honest manifest', () => {
   });
 
   it('packages the changelog, the manifest strings and the l10n bundle, not the sources', () => {
-    for (const file of ['CHANGELOG.md', 'README.md', 'LICENSE', 'package.json', 'package.nls.json', 'l10n/bundle.l10n.json', 'media/shield.svg', 'dist/extension.js']) {
+    // The CLI's bundles too: the hooks of other agents the palette sets up fall back to them (src/vscode/governAgents.ts).
+    for (const file of ['CHANGELOG.md', 'README.md', 'LICENSE', 'package.json', 'package.nls.json', 'l10n/bundle.l10n.json', 'media/shield.svg', 'dist/extension.js', 'dist/cli.js', 'dist/hook.js', 'dist/commands.js', 'dist/policySchema.js', 'dist/sandboxProbe.js']) {
       assert.ok(packaged(file), `${file} is left out of the VSIX by .vscodeignore`);
     }
     for (const file of ['scripts/icon.svg', 'src/vscode/extension.ts', 'test/vscode/manifest.test.ts', 'dist/extension.js.map']) assert.ok(!packaged(file), `${file} is packaged`);
