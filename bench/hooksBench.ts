@@ -22,12 +22,18 @@
 // what is checked is that every way answers, and answers right (`git status` allowed, `rm -rf
 // build` denied), before the timing starts.
 //
+// Then the real Claude Code (bench/claudeCallsBench.ts, `--claude-rounds N`, default 7, 0 skips it):
+// sessions of ten shell calls with each hook `hook install` writes and with none; what a hook adds
+// per call is the difference of the medians over the calls.
+//
 // The service and the empty server run as child processes (the timing loop blocks this one) in a
 // temporary state folder; both are stopped by their pids and the folder removed at the end.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { hookClientPath, hookClientScript } from '../src/hooks/hookClient.js';
+import { claudeCallRows } from './claudeCallsBench.js';
 import { formatTable, median, type BenchRow, type Target } from './table.js';
 
 type Host = 'claude' | 'codex' | 'gemini' | 'copilot';
@@ -176,6 +182,9 @@ function argValue(name: string): string | undefined {
 async function main(): Promise<void> {
   const rounds = Number(argValue('--rounds') ?? 100);
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds takes a whole number of rounds (default 100)');
+  // Sessions of the real Claude Code (claudeCallsBench.ts): a few seconds each, so fewer rounds; 0 skips them.
+  const claudeRounds = Number(argValue('--claude-rounds') ?? 7);
+  if (!Number.isInteger(claudeRounds) || claudeRounds < 0) throw new Error('--claude-rounds takes a whole number of rounds (default 7; 0: none)');
   const cliDir = argValue('--cli') ?? '.cache/bench-hooks-cli';
   const cli = path.resolve(cliDir, 'cli.js');
   if (!fs.existsSync(cli)) throw new Error(`no ${cli}: build it first (scripts/bench-hooks.mjs does)`);
@@ -229,11 +238,17 @@ async function main(): Promise<void> {
     ways.push({ subject: 'baseline', metric: 'fetch, empty server, tcp', note: 'the same from a client already running (Node fetch, connection kept alive): no process start', run: (i) => fetched(`${emptyUrl}/`, secret, i), allowed: emptyBody });
     if (emptySocket) ways.push({ subject: 'baseline', metric: 'curl, empty server, unix', note: 'the same over a Unix socket', run: (i) => timed('curl', curlArgs('http://localhost/', emptySocket), i, run), allowed: emptyBody });
 
+    // The hook client `hook install --via command` writes, in the state folder the service uses.
+    const clientText = hookClientScript({ node: process.execPath, cli });
+    const client = hookClientPath(stateDir, clientText);
+    fs.writeFileSync(client, clientText, { mode: 0o700 });
+
     for (const host of HOSTS) {
       const allowed = hostInput(host, 'git status', workspace);
       const denied = hostInput(host, 'rm -rf build', workspace);
       // A deny exits 0 with the host's JSON, or 2 where the host reads a deny that way.
       ways.push({ subject: host, metric: 'command hook', note: 'node cli.js hook: a Node start and a policy build per call', run: (i) => timed(process.execPath, [cli, 'hook', '--agent', host], i, { ...run, okStatus: [0, 2] }), allowed, denied });
+      if (serviceSocket) ways.push({ subject: host, metric: 'hook client', note: 'the sh client hook install writes: curl to the service\'s socket, the answer replayed', target: TARGET[host], run: (i) => timed(client, ['hook', '--agent', host], i, { ...run, okStatus: [0, 2] }), allowed, denied });
       if (serviceSocket) ways.push({ subject: host, metric: 'service, unix', note: `curl --unix-socket, POST /hook/${host}`, target: TARGET[host], run: (i) => timed('curl', curlArgs(`http://localhost/hook/${host}`, serviceSocket), i, run), allowed, denied });
       ways.push({ subject: host, metric: 'service, tcp', note: `curl to 127.0.0.1, POST /hook/${host}`, target: TARGET[host], run: (i) => timed('curl', curlArgs(`${serviceUrl}/hook/${host}`), i, run), allowed, denied });
       if (host === 'claude') {
@@ -278,6 +293,7 @@ async function main(): Promise<void> {
     for (const child of children.reverse()) await stopChild(child);
     fs.rmSync(root, { recursive: true, force: true });
   }
+  if (claudeRounds > 0) rows.push(...(await claudeCallRows(claudeRounds, cli, (line) => process.stderr.write(`${line}\n`))));
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   process.stdout.write(`Hook calls of other agents, per call as the host waits for it (node ${process.version}, ${os.cpus().length} x ${cpu})\n`);

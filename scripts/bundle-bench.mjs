@@ -4,14 +4,14 @@ import * as esbuild from 'esbuild';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { bundleOptions, entries } from './bundles.mjs';
+import { bundleOptions, CLI_BUNDLES_SHIPPED, entries } from './bundles.mjs';
 
 const require = createRequire(import.meta.url);
 
 /** The `agentpolicy` executable and the bundles it loads, built as shipped (minified), into `outdir`. */
 export async function bundleShippedCli(outdir) {
   mkdirSync(outdir, { recursive: true });
-  const wanted = new Set(['cli', 'hook', 'commands', 'policySchema']);
+  const wanted = new Set(CLI_BUNDLES_SHIPPED);
   await Promise.all(entries.filter((e) => wanted.has(e.out)).map((e) => esbuild.build({ ...bundleOptions(e, { production: true }), outdir })));
   for (const file of ['web-tree-sitter/web-tree-sitter.wasm', 'tree-sitter-bash/tree-sitter-bash.wasm']) {
     copyFileSync(require.resolve(file), path.join(outdir, path.basename(file)));

@@ -81,6 +81,12 @@ export const entries = [
   { in: 'src/entries/runtime.ts', out: 'runtime' },
 ];
 
+/**
+ * The bundles the `agentpolicy` executable needs beside it (its dispatcher and what it loads): the
+ * VSIX ships them (.vscodeignore), the hook benchmark builds them (scripts/bundle-bench.mjs).
+ */
+export const CLI_BUNDLES_SHIPPED = ['cli', 'hook', 'commands', 'policySchema', 'sandboxProbe'];
+
 /** esbuild's options for one entry of `entries`. */
 export function bundleOptions(entry, { production = false } = {}) {
   const banner = [entry.banner, entry.importMeta === false ? undefined : importMetaUrl].filter(Boolean).join('\n');

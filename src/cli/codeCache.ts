@@ -11,7 +11,7 @@ import { writePrivateFile } from '../hooks/privateFile.js';
 
 export interface CachedModule<T> {
   exports: T;
-  /** Writes the cache when there was none (call after the work: the functions it compiled are in it). */
+  /** Writes the cache when there was none, once (call after the work: the functions it compiled are in it). */
   save(): void;
 }
 
@@ -36,10 +36,12 @@ export function requireWithCodeCache<T>(file: string, cacheDir: string): CachedM
   module.filename = file;
   const wrapper = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: Module, filename: string, dirname: string) => void;
   wrapper.call(module.exports, module.exports, Module.createRequire(file), module, file, path.dirname(file));
+  let saved = false;
   return {
     exports: module.exports as T,
     save: () => {
-      if (cached && !script.cachedDataRejected) return;
+      if (saved || (cached && !script.cachedDataRejected)) return;
+      saved = true;
       try {
         writePrivateFile(cacheFile, script.createCachedData(), { makeFolder: true });
         // Earlier builds' caches of the same bundle are of no more use.

@@ -54,11 +54,18 @@ function runCommand(args: string[]): Promise<number> {
       throw error;
     });
   }
+  // The other commands' bundle is large (4 MB): `agentpolicy sandbox` runs every allowed command of
+  // another agent, so it is loaded with the code cache too.
+  const bundle = path.join(__dirname, 'commands.js');
+  const cached = path.basename(__filename) === 'cli.js' ? requireWithCodeCache<typeof import('./agentpolicy.js')>(bundle, path.join(defaultStateDir(), 'code-cache')) : undefined;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { main } = require('./agentpolicy.js') as typeof import('./agentpolicy.js');
-  return main(args, {
+  const { main } = cached?.exports ?? (require('./agentpolicy.js') as typeof import('./agentpolicy.js'));
+  const ran = main(args, {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
     cwd: process.cwd(),
   });
+  // Written before a long command (serve) ends too: the functions compiled so far are enough.
+  setTimeout(() => cached?.save(), 2000).unref();
+  return ran.finally(() => cached?.save());
 }

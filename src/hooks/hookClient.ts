@@ -57,6 +57,18 @@ ap_block() {
   exit 2
 }
 
+case \${XDG_STATE_HOME:-} in
+  /*) ap_state=$XDG_STATE_HOME/agentpolicy ;;
+  *) ap_state=\${HOME:-/nonexistent}/.local/state/agentpolicy ;;
+esac
+
+# \`serve --ensure\` (Claude Code's SessionStart hook) when the service answers already: done, without
+# starting node (a request without the secret, which the service refuses with 401 and reads no further).
+if [ "\${1:-}" = serve ] && [ "\${2:-}" = --ensure ] && [ $# -eq 2 ] && [ -S "$ap_state/${SERVICE_SOCKET}" ] && command -v curl > /dev/null 2>&1; then
+  ap_code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 --unix-socket "$ap_state/${SERVICE_SOCKET}" http://localhost/status 2> /dev/null) || ap_code=
+  if [ "$ap_code" = 401 ]; then exit 0; fi
+fi
+
 # Anything but a hook call (e.g. --version): the CLI itself.
 if [ "\${1:-}" != hook ] || [ "\${2:-}" = install ]; then
   ap_ready || ap_block "$AP_WHAT cannot be run"
@@ -94,11 +106,6 @@ case $ap_timeout in
 esac
 # Variables that change what the hook reads: only the in-process hook sees them.
 if [ -n "\${AGENTPOLICY_MANAGED_POLICY:-}\${AGENTPOLICY_USER_POLICY:-}\${AGENTPOLICY_AUDIT:-}" ]; then ap_plain=0; fi
-
-case \${XDG_STATE_HOME:-} in
-  /*) ap_state=$XDG_STATE_HOME/agentpolicy ;;
-  *) ap_state=\${HOME:-/nonexistent}/.local/state/agentpolicy ;;
-esac
 
 # A private folder for the input (read once, sent to the service or to the in-process hook) and the answer.
 ap_tmp=

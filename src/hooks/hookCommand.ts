@@ -212,9 +212,13 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
     const trusted = options.untrusted !== true && editor?.trusted !== false && held.lower !== true;
     // Flow rules: the host session's marks, as its earlier hook processes kept them (hookMarks.ts).
     const marks = readHookMarks(stateDir, agent, hostCall.session);
+    // An allowed shell command of a host that takes a changed input runs in our sandbox: the rules
+    // judge it as sandboxed then (a `"sandbox": true` allow holds), else as run by the host itself.
+    const sandboxed = sandboxRewrite(agent, hostCall, loaded.workspaceFolder, held.policy.sandboxMode().mode === 'off', deps);
     const decide = (): PolicyDecision => held.policy.decide(call, {
       workspaceFolder: loaded.workspaceFolder, trusted, marks,
-      sandbox: false, sandboxUnavailable: `${label} runs the command itself, outside Agent Policy's sandbox`,
+      sandbox: sandboxed?.input !== undefined,
+      sandboxUnavailable: sandboxed !== undefined ? `${label}'s command would not be ${sandboxed.note.replace(/^not run in/, 'run in')}` : `${label} runs the command itself, outside Agent Policy's sandbox`,
     });
     let decision: PolicyDecision;
     try {
@@ -247,9 +251,7 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
     const marking = (verdict: HookVerdict): HookResult => {
       const given = nearestSafe(agent, hostCall.event, verdict).decision;
       if (given !== 'deny') addHookMarks(stateDir, agent, hostCall.session, decision.marks, given === 'allow');
-      if (given !== 'allow') return answer(agent, hostCall, verdict);
-      const sandboxed = sandboxRewrite(agent, hostCall, loaded.workspaceFolder, held.policy.sandboxMode().mode === 'off', deps);
-      if (sandboxed === undefined) return answer(agent, hostCall, verdict);
+      if (given !== 'allow' || sandboxed === undefined) return answer(agent, hostCall, verdict);
       const reason = `${verdict.reason}; ${sandboxed.note}`;
       return answer(agent, hostCall, { ...verdict, reason }, sandboxed.input);
     };
@@ -297,14 +299,21 @@ function answer(agent: HostAgent, hostCall: HostToolCall, verdict: HookVerdict, 
   return { ...hostAnswer(agent, hostCall.event, verdict, hostCall.camelCase, updatedInput), verdict };
 }
 
+/** The hosts that take a changed tool input with an allow, and the field they take it in (hostAnswers.ts). */
+const REWRITES_INPUT: readonly HostAgent[] = ['claude', 'codex', 'gemini', 'copilot'];
+
 /**
- * An allowed Claude Code `Bash` call: its input with the command run under `agentpolicy sandbox`
- * (hookSandbox.ts), or only a note saying why it is not; undefined for any other call.
+ * An allowed shell call of a host that takes a changed tool input (Claude Code's and Codex's
+ * `Bash`, Gemini CLI's `run_shell_command`, Copilot CLI's `bash`): its input with the command run
+ * under `agentpolicy sandbox` (hookSandbox.ts), or only a note saying why it is not; undefined for
+ * any other call. Codex's commands only when Codex runs them unsandboxed itself (its permission mode
+ * `bypassPermissions`): inside its own sandbox ours would be a second one, which may not start.
  */
 function sandboxRewrite(agent: HostAgent, hostCall: HostToolCall, workspace: string, policyOff: boolean, deps: HookDeps): { input?: Record<string, unknown>; note: string } | undefined {
   const command = hostCall.hostInput?.command;
-  if (agent !== 'claude' || hostCall.hostTool !== 'Bash' || typeof command !== 'string' || command.trim() === '') return undefined;
+  if (!REWRITES_INPUT.includes(agent) || hostCall.call.tool.id !== 'builtin.run_command' || typeof command !== 'string' || command.trim() === '') return undefined;
   const not = (why: string): { note: string } => ({ note: `not run in Agent Policy's sandbox: ${why}` });
+  if (agent === 'codex' && hostCall.permissionMode !== 'bypassPermissions') return not(`Codex runs it in its own sandbox (permission mode ${hostCall.permissionMode ?? 'not given'})`);
   if (hookSandboxSwitchedOff(deps.env)) return not(`${HOOK_SANDBOX_ENV}=${deps.env[HOOK_SANDBOX_ENV]} switches it off`);
   if (policyOff) return not('the policy says "sandbox": "off"');
   const available = (deps.sandboxAvailable ?? machineSandbox)();

@@ -119,7 +119,7 @@ export function installedHookHosts(workspaceFolder: string): HostAgent[] {
 
 /** What a host still needs before it runs the entry, and what it cannot be made to do (docs/hooks.md). */
 export const HOST_SETUP_NOTES: Readonly<Record<HostAgent, string>> = {
-  claude: 'Claude Code runs it at once; a crash or timeout of the hook blocks the call (onFailure: block).',
+  claude: 'Claude Code runs it at once; a crash or timeout of the hook blocks the call (onFailure: block). Its http hook (the default) blocks every call while the decision service is down: a window of VS Code with Agent Policy runs it, and the SessionStart hook starts it for each session (or run agentpolicy serve).',
   codex: 'Codex runs project hooks only in a trusted project (trust it when asked, or `codex exec --trust`) and only after you trust the hook in `/hooks` (or run with `--dangerously-bypass-hook-trust`); a crash or timeout of the hook lets the call through.',
   gemini: 'Gemini CLI runs project hooks only in a trusted folder (trust it when asked; headless: GEMINI_CLI_TRUST_WORKSPACE=true, `--skip-trust` is not enough); a crash or timeout of the hook lets the call through.',
   copilot: 'Copilot CLI runs repository hooks only in a trusted folder (trust it when asked; with -p pass `--trust-folder`). VS Code agent mode reads the same file: one entry governs both.',

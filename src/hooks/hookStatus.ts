@@ -109,11 +109,13 @@ export interface HostHookStatus {
    */
   onFailure: { serviceDown: 'decides' | 'blocks'; cannotStart: 'blocks' | 'lets-through'; timeout: 'blocks' | 'lets-through' };
   /**
-   * Whether the host's allowed commands run in our sandbox: Claude Code's (its Bash input is
-   * rewritten) when the machine has one and AGENTPOLICY_HOOK_SANDBOX does not switch it off here;
-   * no other host's yet.
+   * Whether the host's allowed commands run in our sandbox (their tool input rewritten: Claude Code,
+   * Gemini CLI, Copilot CLI, and Codex when it runs them outside its own sandbox) when the machine
+   * has one and AGENTPOLICY_HOOK_SANDBOX does not switch it off here; VS Code's and Cursor's never.
    */
   sandboxed: boolean;
+  /** When the answer depends on how the host runs (Codex): in which case. */
+  sandboxedWhen?: string;
   /** Set when the hook cannot start: what goes wrong, and the command that fixes it. */
   warning?: string;
   fix?: string;
@@ -135,7 +137,9 @@ export interface HookStatusOptions {
 }
 
 /** The hosts whose allowed commands the hook puts into our sandbox (hookCommand.ts: Claude Code's updatedInput). */
-const SANDBOXED_HOSTS: readonly HostAgent[] = ['claude'];
+const SANDBOXED_HOSTS: readonly HostAgent[] = ['claude', 'codex', 'gemini', 'copilot'];
+/** Codex's commands are ours to sandbox only when it does not sandbox them itself (hookCommand.ts). */
+const CODEX_SANDBOXED_WHEN = 'when Codex runs them outside its own sandbox (permission mode bypassPermissions); else Codex\'s sandbox holds them';
 
 export async function hookStatus(options: HookStatusOptions): Promise<HostHookStatus[]> {
   const env = options.env ?? process.env;
@@ -169,6 +173,7 @@ export async function hookStatus(options: HookStatusOptions): Promise<HostHookSt
     const status: HostHookStatus = {
       ...base, installed: true, runs, canStart: problem === undefined, usesService: http || runs.kind === 'client',
       sandboxed: sandboxHere && SANDBOXED_HOSTS.includes(host),
+      ...(sandboxHere && host === 'codex' ? { sandboxedWhen: CODEX_SANDBOXED_WHEN } : {}),
       onFailure: { serviceDown: http || fallbackProblem !== undefined ? 'blocks' : 'decides', ...failure },
       ...(problem !== undefined || fallbackProblem !== undefined ? { problem: (problem ?? fallbackProblem)! } : {}),
     };
@@ -233,7 +238,7 @@ export function hookStatusLine(s: HostHookStatus): string {
   parts.push(s.lastCall !== null ? `last call ${s.lastCall.time}${s.lastCall.decision !== undefined ? ` ${s.lastCall.decision}` : ''}${s.lastCall.tool !== undefined ? ` ${s.lastCall.tool}` : ''}${took};` : 'no call in the audit log;');
   const said = (o: FailureOutcome): string => (o === 'lets-through' ? 'LETS THE CALL THROUGH' : o);
   parts.push(`on failure: service down → ${said(s.onFailure.serviceDown)}, cannot start → ${said(s.onFailure.cannotStart)}, timeout → ${said(s.onFailure.timeout)};`);
-  parts.push(s.sandboxed ? 'allowed commands run in our sandbox' : 'commands not sandboxed');
+  parts.push(s.sandboxed ? `allowed commands run in our sandbox${s.sandboxedWhen !== undefined ? ` ${s.sandboxedWhen}` : ''}` : 'commands not sandboxed');
   return parts.join(' ');
 }
 

@@ -37,25 +37,30 @@ function json(value: unknown): HostAnswer {
 
 /**
  * The answer to print. `camelCase`: Copilot CLI's own payload shape (it answers in the same shape).
- * `updatedInput`: Claude Code's replacement tool input, given with an allow only (hookSandbox.ts).
+ * `updatedInput`: the replacement tool input (hookSandbox.ts), given with an allow only, in each
+ * host's field: Claude Code's and Codex's `updatedInput`, Gemini CLI's `hookSpecificOutput.tool_input`,
+ * Copilot CLI's `modifiedArgs` (docs/hook-hosts.md).
  */
 export function hostAnswer(host: HostAgent, event: string, given: HookVerdict, camelCase = false, updatedInput?: Record<string, unknown>): HostAnswer {
   const verdict = nearestSafe(host, event, given);
   // A reason is never empty: Codex ignores a deny without one.
   const reason = verdict.reason.trim() === '' ? `Agent Policy: ${verdict.decision}` : verdict.reason;
+  const rewrite = verdict.decision === 'allow' ? updatedInput : undefined;
   switch (host) {
     case 'codex':
-      // Codex honours only a deny with a reason; an allow is reported as a failed hook run, so it gets silence.
+      // Codex honours a deny with a reason, and an allow only with updatedInput; a plain allow is reported as a failed hook run, so it gets silence.
+      if (rewrite !== undefined) return json({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: reason, updatedInput: rewrite } });
       return verdict.decision === 'allow' ? { stdout: '', exitCode: 0 }
         : json({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } });
     case 'gemini':
-      return json(verdict.decision === 'allow' ? { decision: 'allow', reason } : { decision: 'deny', reason });
+      if (verdict.decision !== 'allow') return json({ decision: 'deny', reason });
+      return json({ decision: 'allow', reason, ...(rewrite !== undefined ? { hookSpecificOutput: { hookEventName: 'BeforeTool', tool_input: rewrite } } : {}) });
     case 'cursor':
       return json({ permission: verdict.decision, user_message: reason, agent_message: reason });
     case 'copilot':
-      if (camelCase) return json({ permissionDecision: verdict.decision, permissionDecisionReason: reason });
+      if (camelCase) return json({ permissionDecision: verdict.decision, permissionDecisionReason: reason, ...(rewrite !== undefined ? { modifiedArgs: rewrite } : {}) });
       break;
   }
-  const changed = host === 'claude' && verdict.decision === 'allow' && updatedInput !== undefined ? { updatedInput } : {};
+  const changed = (host === 'claude' || host === 'copilot') && rewrite !== undefined ? { updatedInput: rewrite } : {};
   return json({ hookSpecificOutput: { hookEventName: event === '' ? 'PreToolUse' : event, permissionDecision: verdict.decision, permissionDecisionReason: reason, ...changed } });
 }

@@ -27,6 +27,8 @@ export interface HostToolCall {
   call: ToolCall;
   /** Copilot CLI sent its camelCase shape (answered in camelCase) rather than the Claude-style one. */
   camelCase?: boolean;
+  /** The host's permission mode when it says (Claude Code's and Codex's `permission_mode`). */
+  permissionMode?: string;
 }
 
 /** The input could not be read as a tool call of that host: the hook blocks, saying why. */
@@ -319,7 +321,7 @@ export function readHostCall(host: HostAgent, stdin: string, env: NodeJS.Process
     const mapped = copilotTool(body.toolName, object(args) ?? {});
     return {
       host, event: 'preToolUse', session: firstText(body.sessionId) ?? '', folder: folderOf(env.COPILOT_PROJECT_DIR, body.cwd),
-      cwd: hostCwd, hostTool: body.toolName, call: { ...mapped, agent: host }, camelCase: true,
+      cwd: hostCwd, hostTool: body.toolName, hostInput: object(args) ?? {}, call: { ...mapped, agent: host }, camelCase: true,
     };
   }
 
@@ -357,6 +359,7 @@ export function readHostCall(host: HostAgent, stdin: string, env: NodeJS.Process
   return {
     host, event, session, folder, cwd: hostCwd, hostTool: toolName, hostInput: input,
     ...(subagent !== undefined ? { subagent } : {}),
+    ...(typeof body.permission_mode === 'string' ? { permissionMode: body.permission_mode } : {}),
     call: { ...mapped, agent: subagent !== undefined ? `${host}:${subagent}` : host },
   };
 }

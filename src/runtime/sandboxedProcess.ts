@@ -102,7 +102,10 @@ export async function runSandboxedProcess(options: SandboxedProcessOptions): Pro
       if (stoppedBy !== undefined) return { ran: true, exitCode: signalStatus(stoppedBy), stoppedBy };
       return { ran: true, exitCode: exited.signal !== null ? signalStatus(exited.signal) : (exited.code ?? SETUP_FAILED_STATUS) };
     }
-    await Promise.race([statusEnded, sleep(250)]);
+    // The wait's timer must not hold the process open once the status has come (it would, 250 ms after every command).
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([statusEnded, new Promise<void>((resolve) => (timer = setTimeout(resolve, 250)))]);
+    clearTimeout(timer);
     statusStream?.destroy();
     // bwrap's child dies with it (--die-with-parent) and takes the pid namespace along: wait until it is gone.
     const childPid = /"child-pid"\s*:\s*(\d+)/.exec(status)?.[1];

@@ -121,6 +121,11 @@ async function inListOrder(rows: Locator): Promise<Locator[]> {
 }
 const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 100) || 'shot';
 
+/** The Agent Policy state folder of the window's code-server (its decision service's files). */
+export function stateDirOf(v: Pick<VsCode, 'userDataDir'>): string {
+  return path.join(path.dirname(v.userDataDir), 'state', 'agentpolicy');
+}
+
 /** The environment code-server runs in: the cached Node 24 first on PATH, nothing of ours leaking. */
 function codeServerEnv(home: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -131,6 +136,8 @@ function codeServerEnv(home: string): NodeJS.ProcessEnv {
   // code-server writes its own config.yaml and state under XDG dirs: keep them out of $HOME.
   env.XDG_CONFIG_HOME = path.join(home, 'config');
   env.XDG_DATA_HOME = path.join(home, 'data');
+  // The decision service the window runs keeps its files (socket, secret, kept port) here: stateDirOf().
+  env.XDG_STATE_HOME = path.join(home, 'state');
   return env;
 }
 

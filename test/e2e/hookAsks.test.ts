@@ -11,11 +11,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { findEditor } from '../../src/hooks/editorBridge';
 import { readAuditLog } from '../../src/runtime/auditRead';
+import { processAlive } from '../../src/hooks/editorDiscovery';
+import { readServiceDiscovery } from '../../src/hooks/serviceFiles';
 import { binPath, claude } from '../hosts/hostDrivers';
 import { runHostIn } from '../hosts/hostRun';
 import { AGENTPOLICY_CLI, installHook } from '../hosts/installHook';
 import { CLAUDE_SESSION as SESSION, claudeHook, decisionOf, useStateFolder } from './claudeHook';
-import { activated, countLabel, useVsCode } from './harness';
+import { activated, countLabel, stateDirOf, useVsCode } from './harness';
 
 const VIEW = 'Open Callbacks';
 
@@ -110,5 +112,60 @@ describe('Asks of other agents answered in VS Code (e2e)', function () {
     assert.ok(where.exists('asked-dir'), `Claude Code did not run the allowed command\n${result.explain()}`);
     const settled = readAuditLog(editor.auditFile).entries.filter((e) => e.event === 'callback-settled' && e.session?.startsWith('claude:'));
     assert.deepEqual(settled.map((e) => [e.answer, e.answeredBy]), [['allow-once', 'person']]);
+  });
+
+  it('Govern Other Agents sets up Claude Code\'s http hook to the decision service this window runs; the real Claude Code asks here through it, and its command runs once allowed, in our sandbox', async function () {
+    if (!fs.existsSync(binPath(claude))) {
+      console.warn(`    skipped: Claude Code is not installed at ${binPath(claude)} (run scripts/ensure-agent-clis.sh)`);
+      this.skip();
+    }
+    const v = await open('govern-claude-http');
+    await activated(v);
+    const stateDir = stateDirOf(v);
+    const service = await v.waitFor('the window\'s decision service', () => {
+      const found = readServiceDiscovery(stateDir);
+      return found !== undefined && processAlive(found.pid) ? found : undefined;
+    }, 60_000);
+
+    await v.runCommand('Agent Policy: Govern Other Agents in This Folder');
+    await v.quickPickItems();
+    const row = v.page.locator('.quick-input-widget .quick-input-list .monaco-list-row').filter({ hasText: 'Claude Code' }).first();
+    // A pick of many: clicking a row ticks it, Enter accepts the ticked ones.
+    await row.click();
+    await v.waitFor('Claude Code ticked', async () => (await row.getAttribute('aria-checked')) === 'true' || undefined, 10_000);
+    await v.page.keyboard.press('Enter');
+    const settingsFile = path.join(v.workspace, '.claude', 'settings.local.json');
+    const settings = await v.waitFor('.claude/settings.local.json', () => (fs.existsSync(settingsFile) ? JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as { hooks: Record<string, Array<{ hooks: Array<Record<string, string>> }>> } : undefined), 30_000);
+    const entry = settings.hooks.PreToolUse![0]!.hooks[0]!;
+    assert.equal(entry.type, 'http');
+    assert.equal(new URL(entry.url!).port, new URL(service.url).port, 'the hook names the port the window\'s service listens on');
+    const ensure = settings.hooks.SessionStart![0]!.hooks[0]!.command!;
+    const client = fs.readFileSync(ensure.replace(/ serve --ensure$/, '').replace(/^'|'$/g, ''), 'utf8');
+    assert.match(client, /^AP_CLI=.*extensions.*\/dist\/cli\.js'?$/m, 'the client falls back to the CLI the extension ships');
+
+    const home = path.join(state(), 'home');
+    fs.mkdirSync(path.join(home, 'run'), { recursive: true, mode: 0o700 });
+    const key = path.join(home, '.ssh', 'id_rsa');
+    fs.mkdirSync(path.dirname(key), { recursive: true, mode: 0o700 });
+    fs.writeFileSync(key, 'AGENTPOLICY-E2E-KEY\n', { mode: 0o600 });
+    const where = { root: state(), project: v.workspace, home, exists: (rel: string) => fs.existsSync(path.join(v.workspace, rel)), auditLines: () => [], dispose: () => undefined };
+    const runtime: Record<string, string> = process.env.XDG_RUNTIME_DIR ? { XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR } : {};
+    // Claude Code's state folder is the window's: its SessionStart hook finds the service running.
+    const running = runHostIn(claude, where, { command: `mkdir asked-dir; cat ${key}`, env: { ...runtime, XDG_STATE_HOME: path.dirname(stateDir) }, timeoutMs: 150_000 });
+    const ask = /Claude Code wants to run builtin\.run_command: mkdir asked-dir/;
+    await v.notification(ask, 90_000);
+    assert.equal(where.exists('asked-dir'), false, 'nothing ran before the answer');
+    await v.clickNotificationButton(ask, 'Allow');
+    const result = await running;
+    assert.equal(result.run.timedOut, false, result.explain());
+    assert.ok(where.exists('asked-dir'), `Claude Code did not run the allowed command\n${result.explain()}`);
+    const output = result.model.toolResults.join('\n');
+    assert.doesNotMatch(output, /AGENTPOLICY-E2E-KEY/, `the home key was read: the command did not run in our sandbox\n${result.explain()}`);
+    assert.match(output, /No such file or directory|Permission denied/, result.explain());
+    assert.equal(readServiceDiscovery(stateDir)?.pid, service.pid, 'the window\'s service answered; no other was started');
+    const editor = findEditor(v.workspace)!;
+    const decided = readAuditLog(editor.auditFile).entries.filter((e) => e.event === 'decision' && e.session?.startsWith('claude:'));
+    assert.equal(decided.length, 1, 'one decision, by the service');
+    assert.equal(typeof decided[0]!.hookMs, 'number');
   });
 });

@@ -334,7 +334,7 @@ describe('agentpolicy hook: answers as each host reads them', () => {
   });
 });
 
-describe('agentpolicy hook: an allowed Claude Code Bash command runs in our sandbox (updatedInput)', function () {
+describe('agentpolicy hook: an allowed shell command of another host runs in our sandbox (its changed input)', function () {
   const LAUNCHER = { node: '/opt/node dir/bin/node', cli: "/opt/it's/dist/cli.js" };
   const available = () => ({ available: true as const });
 
@@ -421,10 +421,48 @@ describe('agentpolicy hook: an allowed Claude Code Bash command runs in our sand
     assert.match(policyOff.permissionDecisionReason, /"sandbox": "off"/);
   });
 
-  it('gives no updatedInput to other tools or other hosts', () => {
-    const answer = hostAnswer('codex', 'PreToolUse', { decision: 'allow', reason: 'r' }, false, { command: 'x' });
-    assert.equal(answer.stdout, '');
-    assert.doesNotMatch(hostAnswer('gemini', 'BeforeTool', { decision: 'allow', reason: 'r' }, false, { command: 'x' }).stdout, /updatedInput/);
+  it('each host that takes a changed input gets it in its own field: Codex updatedInput (only when it runs the command unsandboxed itself), Gemini CLI tool_input, Copilot CLI modifiedArgs', async () => {
+    const run = async (agent: 'codex' | 'gemini' | 'copilot', stdin: string): Promise<Record<string, unknown>> => {
+      const result = await runHook(options(agent), { stdin, env: {}, cwd: workspace, sandboxAvailable: available, sandboxLauncher: () => LAUNCHER });
+      assert.equal(result.exitCode, 0);
+      return JSON.parse(result.stdout || '{}') as Record<string, unknown>;
+    };
+    const sandboxed = (line: string) => new RegExp(`^'/opt/node dir/bin/node' .* 'sandbox' '--workspace' '${workspace}' '--shell' '${line}'$`);
+    const codexInput = (mode: string) => JSON.stringify({ session_id: 's', cwd: workspace, hook_event_name: 'PreToolUse', permission_mode: mode, tool_name: 'Bash', tool_input: { command: 'touch a' } });
+    const codex = (await run('codex', codexInput('bypassPermissions'))).hookSpecificOutput as Out;
+    assert.equal(codex.permissionDecision, 'allow');
+    assert.match(String(codex.updatedInput!.command), sandboxed('touch a'));
+    // Codex's own sandbox on: nothing nested, a plain allow (silence, as before).
+    const result = await runHook(options('codex'), { stdin: codexInput('default'), env: {}, cwd: workspace, sandboxAvailable: available, sandboxLauncher: () => LAUNCHER });
+    assert.equal(result.stdout, '');
+    const gemini = await run('gemini', JSON.stringify({ session_id: 's', cwd: workspace, hook_event_name: 'BeforeTool', tool_name: 'run_shell_command', tool_input: { command: 'touch a', dir_path: '.' } }));
+    assert.equal(gemini.decision, 'allow');
+    const toolInput = (gemini.hookSpecificOutput as { tool_input: Record<string, unknown> }).tool_input;
+    assert.match(String(toolInput.command), sandboxed('touch a'));
+    assert.equal(toolInput.dir_path, '.', 'the rest of the input kept');
+    const copilot = await run('copilot', JSON.stringify({ sessionId: 's', cwd: workspace, toolName: 'bash', toolArgs: { command: 'touch a', description: 'd' } }));
+    assert.equal(copilot.permissionDecision, 'allow');
+    assert.match(String((copilot.modifiedArgs as Record<string, unknown>).command), sandboxed('touch a'));
+    assert.equal((copilot.modifiedArgs as Record<string, unknown>).description, 'd');
+  });
+
+  it('a "sandbox": true allow holds when the command will run in our sandbox, and asks when it will not', async () => {
+    fs.writeFileSync(path.join(workspace, '.agentpolicy.jsonc'), '{ "version": 1, "rules": [ { "tools": ["builtin.run_command"], "commands": ["make *"], "decision": "allow", "sandbox": true } ], "default": "deny" }');
+    const inSandbox = await sandboxHook({ command: 'make all' });
+    assert.equal(inSandbox.permissionDecision, 'allow');
+    assert.match(String(inSandbox.updatedInput!.command), /'sandbox' '--workspace'/);
+    const off = await sandboxHook({ command: 'make all' }, { AGENTPOLICY_HOOK_SANDBOX: '0' });
+    assert.equal(off.permissionDecision, 'ask');
+    assert.equal(off.updatedInput, undefined);
+    const none = await sandboxHook({ command: 'make all' }, {}, { available: () => ({ available: false, reason: 'no bwrap' }) });
+    assert.equal(none.permissionDecision, 'ask');
+  });
+
+  it('gives no changed input with a deny, or to a host that takes none', () => {
+    assert.doesNotMatch(hostAnswer('codex', 'PreToolUse', { decision: 'deny', reason: 'r' }, false, { command: 'x' }).stdout, /updatedInput/);
+    assert.doesNotMatch(hostAnswer('gemini', 'BeforeTool', { decision: 'deny', reason: 'r' }, false, { command: 'x' }).stdout, /tool_input/);
     assert.doesNotMatch(hostAnswer('claude', 'PreToolUse', { decision: 'deny', reason: 'r' }, false, { command: 'x' }).stdout, /updatedInput/);
+    assert.doesNotMatch(hostAnswer('copilot', 'preToolUse', { decision: 'deny', reason: 'r' }, true, { command: 'x' }).stdout, /modifiedArgs/);
+    assert.doesNotMatch(hostAnswer('cursor', 'beforeShellExecution', { decision: 'allow', reason: 'r' }, false, { command: 'x' }).stdout, /command/);
   });
 });

@@ -97,8 +97,9 @@ describe('agentpolicy hook status', () => {
     assert.equal(byHost(r.json, 'vscode').onFailure.cannotStart, 'lets-through');
     const human = await status();
     assert.match(human.out[0]!, /^Claude Code \(claude\): installed \(\.claude\/settings\.json\), runs the hook client \/.*hook-client-[0-9a-f]+\.sh \(else .*\); can start; service not running;/);
-    // Only Claude Code's allowed commands are put into our sandbox; none where the machine has none.
-    assert.deepEqual(r.json!.filter((s) => s.sandboxed).map((s) => s.host), ['claude']);
+    // The hosts that take a changed input have their allowed commands put into our sandbox (Codex's when it does not sandbox them itself); none where the machine has none.
+    assert.deepEqual(r.json!.filter((s) => s.sandboxed).map((s) => s.host), ['claude', 'codex', 'gemini', 'copilot']);
+    assert.match(byHost(r.json, 'codex').sandboxedWhen!, /outside its own sandbox/);
     assert.match(human.out[0]!, /allowed commands run in our sandbox$/);
     sandboxHere = false;
     assert.deepEqual((await status('--json')).json!.filter((s) => s.sandboxed), []);

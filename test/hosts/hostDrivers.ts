@@ -11,7 +11,8 @@ import { geminiDialect } from './geminiServer';
 import type { ModelDialect } from './modelServer';
 import { openaiResponsesDialect } from './openaiResponsesServer';
 
-export const REPO = path.resolve(__dirname, '..', '..');
+// Two up from test/hosts; from a bundle (npm run bench:hooks bundles into .cache/), the folder it runs in.
+export const REPO = fs.existsSync(path.join(__dirname, '..', '..', 'package.json')) ? path.resolve(__dirname, '..', '..') : process.cwd();
 
 /** Where scripts/ensure-agent-clis.sh installs the CLIs. */
 export const AGENT_CLIS_DIR = path.join(process.env.AGENT_POLICY_CACHE ?? path.join(REPO, '.cache'), 'agent-clis');

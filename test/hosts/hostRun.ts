@@ -56,6 +56,8 @@ export interface RunOptions {
   env?: Record<string, string>;
   /** The longest the CLI may run before it is killed (a hang fails the test, it does not stall it). */
   timeoutMs?: number;
+  /** How many times in a row the model calls the shell (default once). */
+  calls?: number;
 }
 
 export type HostScenario = ProjectOptions & RunOptions;
@@ -128,7 +130,7 @@ export function stopStartedService(stateDir: string): void {
 /** Runs the host headless in the project against a scripted model that calls the shell once with `options.command`. */
 export async function runHostIn(driver: HostDriver, where: HostProject, options: RunOptions): Promise<HostRun> {
   const { project, home } = where;
-  const model = await ScriptedModelServer.start(driver.dialect, { command: options.command, finalText: 'Done.' });
+  const model = await ScriptedModelServer.start(driver.dialect, { command: options.command, finalText: 'Done.', ...(options.calls !== undefined ? { calls: options.calls } : {}) });
   let run: GroupRun;
   try {
     const { args, env } = driver.prepare({ project, home, origin: model.origin, prompt: `Please run: ${options.command}`, hostApproves: options.hostApproves === true });

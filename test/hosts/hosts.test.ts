@@ -11,6 +11,7 @@ import { binPath, HOST_DRIVERS, type HostDriver } from './hostDrivers';
 import { createHostProject, type HostProject, type HostRunResult, type HostScenario, runHost, runHostIn } from './hostRun';
 import { AGENTPOLICY_CLI } from './installHook';
 import { describeSandbox, sandboxAvailability } from '../../src/runtime/sandboxProbe';
+import { requireTestHost, startTestHost, type TestHost } from '../netHost';
 
 /** What each host can be made to do when its hook fails (docs/hooks.md, "Tested hosts"): the hook being the client `hook install` writes. */
 const BLOCKS_WHEN_HOOK: Record<HostDriver['host'], { crashes: boolean; timesOut: boolean }> = {
@@ -241,53 +242,67 @@ describe(`${claude.label} through its http hook to the decision service (real CL
   });
 });
 
-// docs/hooks.md, "Commands in our sandbox": an allowed Bash command of Claude Code comes back in
-// the hook's updatedInput as a line that runs it under `agentpolicy sandbox`; the home folder's
-// credential stores are hidden there. The run's home is outside /tmp (the sandbox's /tmp is its own).
-describe(`${claude.label}: an allowed Bash command runs in our sandbox (real CLI, offline)`, function () {
-  this.timeout(120_000);
-  const CAT_POLICY = '{ "version": 1, "rules": [ { "tools": ["builtin.run_command"], "commands": ["cat *", "echo *"], "decision": "allow" } ], "default": "ask" }\n';
-  const KEY = 'AGENTPOLICY-TEST-PRIVATE-KEY-0123456789';
-  let where: HostProject | undefined;
+// docs/hooks.md, "Commands in our sandbox": an allowed shell command of a host that takes a
+// changed tool input (Claude Code and Codex `updatedInput`, Gemini CLI `tool_input`, Copilot CLI
+// `modifiedArgs`) comes back as a line that runs it under `agentpolicy sandbox`; the home folder's
+// credential stores are hidden there, and a host no rule names cannot be reached (a test host in a
+// network namespace, test/netHost.ts). The run's home is outside /tmp (the sandbox's /tmp is its own).
+for (const driver of HOST_DRIVERS) {
+  describe(`${driver.label}: an allowed shell command runs in our sandbox (real CLI, offline)`, function () {
+    this.timeout(120_000);
+    const CAT_POLICY = '{ "version": 1, "rules": [ { "tools": ["builtin.run_command"], "commands": ["cat *", "echo *", "bash fetch.sh"], "decision": "allow" } ], "default": "ask" }\n';
+    const KEY = 'AGENTPOLICY-TEST-PRIVATE-KEY-0123456789';
+    let where: HostProject | undefined;
+    let testHost: TestHost | undefined;
 
-  before(function () {
-    if (!fs.existsSync(binPath(claude))) {
-      console.warn(`    skipped: ${claude.label} is not installed at ${binPath(claude)} (run scripts/ensure-agent-clis.sh)`);
-      this.skip();
+    before(async function () {
+      if (!fs.existsSync(binPath(driver))) {
+        console.warn(`    skipped: ${driver.label} is not installed at ${binPath(driver)} (run scripts/ensure-agent-clis.sh)`);
+        this.skip();
+      }
+      assert.ok(fs.existsSync(AGENTPOLICY_CLI), `${AGENTPOLICY_CLI} is missing: run npm run build`);
+      if (!sandboxAvailability().available) {
+        console.warn(`    skipped: no sandbox on this machine (${describeSandbox()})`);
+        this.skip();
+      }
+      requireTestHost(this);
+      testHost = await startTestHost();
+    });
+
+    after(async () => testHost?.stop());
+
+    afterEach(() => {
+      where?.dispose();
+      where = undefined;
+    });
+
+    async function catKey(env: Record<string, string> = {}): Promise<{ run: Awaited<ReturnType<typeof runHostIn>>; result: string }> {
+      where = createHostProject(driver, { policy: CAT_POLICY, parentDir: '/var/tmp' });
+      const key = path.join(where.home, '.ssh', 'id_rsa');
+      fs.mkdirSync(path.dirname(key), { recursive: true, mode: 0o700 });
+      fs.writeFileSync(key, `${KEY}\n`, { mode: 0o600 });
+      // The host's name is in the script, not the command line: only the sandbox can stop the connection.
+      fs.writeFileSync(path.join(where.project, 'fetch.sh'), `curl -sS -m 10 http://${testHost!.names.other}/probe || echo curl-failed\n`);
+      const run = await runHostIn(driver, where, { command: `cat ${key}; bash fetch.sh; echo cat-ran`, env });
+      assert.equal(run.run.timedOut, false, `the run hung\n${run.explain()}`);
+      assert.deepEqual(where.auditLines().filter((l) => l.event === 'decision' && l.tool === 'builtin.run_command').map((l) => l.decision), ['allow'], run.explain());
+      return { run, result: run.model.toolResults.join('\n') };
     }
-    assert.ok(fs.existsSync(AGENTPOLICY_CLI), `${AGENTPOLICY_CLI} is missing: run npm run build`);
-    if (!sandboxAvailability().available) {
-      console.warn(`    skipped: no sandbox on this machine (${describeSandbox()})`);
-      this.skip();
-    }
-  });
 
-  afterEach(() => {
-    where?.dispose();
-    where = undefined;
-  });
+    it('the command runs (allowed) but the home key is hidden from it and a host no rule names is refused', async () => {
+      const { run, result } = await catKey();
+      assert.match(result, /cat-ran/, `the allowed command did not run\n${run.explain()}`);
+      assert.doesNotMatch(result, new RegExp(KEY), `the key was read: the command did not run in the sandbox\n${run.explain()}`);
+      assert.match(result, /No such file or directory|Permission denied/, `cat was not refused the key\n${run.explain()}`);
+      assert.doesNotMatch(result, /localPort/, `the test host answered: the connection was let through\n${run.explain()}`);
+      assert.match(result, new RegExp(`refused the connection to ${testHost!.names.other.replace(/\./g, '\\.')}:80: no rule decides it`), `the sandbox did not refuse the connection\n${run.explain()}`);
+    });
 
-  async function catKey(env: Record<string, string> = {}): Promise<{ run: Awaited<ReturnType<typeof runHostIn>>; result: string }> {
-    where = createHostProject(claude, { policy: CAT_POLICY, parentDir: '/var/tmp' });
-    const key = path.join(where.home, '.ssh', 'id_rsa');
-    fs.mkdirSync(path.dirname(key), { recursive: true, mode: 0o700 });
-    fs.writeFileSync(key, `${KEY}\n`, { mode: 0o600 });
-    const run = await runHostIn(claude, where, { command: `cat ${key}; echo cat-ran`, env });
-    assert.equal(run.run.timedOut, false, `the run hung\n${run.explain()}`);
-    assert.deepEqual(where.auditLines().filter((l) => l.event === 'decision' && l.tool === 'builtin.run_command').map((l) => l.decision), ['allow'], run.explain());
-    return { run, result: run.model.toolResults.join('\n') };
-  }
-
-  it('the command runs (allowed) but the home key is hidden from it', async () => {
-    const { run, result } = await catKey();
-    assert.match(result, /cat-ran/, `the allowed command did not run\n${run.explain()}`);
-    assert.doesNotMatch(result, new RegExp(KEY), `the key was read: the command did not run in the sandbox\n${run.explain()}`);
-    assert.match(result, /No such file or directory|Permission denied/, `cat was not refused the key\n${run.explain()}`);
+    it('control: with AGENTPOLICY_HOOK_SANDBOX=0 the same command reads the key and reaches the host', async () => {
+      const { run, result } = await catKey({ AGENTPOLICY_HOOK_SANDBOX: '0' });
+      assert.match(result, /cat-ran/, run.explain());
+      assert.match(result, new RegExp(KEY), `the key was not read without our sandbox\n${run.explain()}`);
+      assert.match(result, /localPort/, `the test host was not reached without our sandbox\n${run.explain()}`);
+    });
   });
-
-  it('control: with AGENTPOLICY_HOOK_SANDBOX=0 the same command reads the key', async () => {
-    const { run, result } = await catKey({ AGENTPOLICY_HOOK_SANDBOX: '0' });
-    assert.match(result, /cat-ran/, run.explain());
-    assert.match(result, new RegExp(KEY), `the key was not read without our sandbox\n${run.explain()}`);
-  });
-});
+}

@@ -6,10 +6,11 @@
 import type * as http from 'node:http';
 import { closeLoopbackServer, loopbackPort, readJsonBody, startLoopbackServer } from '../loopbackHttp';
 
-/** What the model does: call the shell once with `command`, then say `finalText`. */
+/** What the model does: call the shell with `command` (`calls` times in a row, default once), then say `finalText`. */
 export interface ModelScript {
   command: string;
   finalText?: string;
+  calls?: number;
 }
 
 /** A tool the host offered, as the dialect read it from the request. */
@@ -110,7 +111,9 @@ export class ScriptedModelServer {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not served by the scripted model"}}');
       return;
     }
-    const call = this.dialect.toolResult(body) === undefined ? this.callFor(this.dialect.tools(body)) : undefined;
+    // A new turn, or the result of a call while the script wants more of them: call the shell (again).
+    const more = this.dialect.toolResult(body) === undefined || this.calls < (this.script.calls ?? 1);
+    const call = more ? this.callFor(this.dialect.tools(body)) : undefined;
     if (call) {
       recorded.answered = { toolCall: call };
       this.dialect.streamToolCall(res, call, recorded);

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { minimatch } from 'minimatch';
 
 const root = path.join(__dirname, '..', '..');
@@ -250,9 +251,11 @@ describe('an honest manifest', () => {
     assert.ok(manifest.keywords.length > 0 && manifest.keywords.length <= 30, 'the marketplace takes at most 30 keywords');
   });
 
-  it('packages the changelog, the manifest strings and the l10n bundle, not the sources', () => {
+  it('packages the changelog, the manifest strings, the l10n bundle and the CLI\'s bundles, not the sources', async () => {
     // The CLI's bundles too: the hooks of other agents the palette sets up fall back to them (src/vscode/governAgents.ts).
-    for (const file of ['CHANGELOG.md', 'README.md', 'LICENSE', 'package.json', 'package.nls.json', 'l10n/bundle.l10n.json', 'media/shield.svg', 'dist/extension.js', 'dist/cli.js', 'dist/hook.js', 'dist/commands.js', 'dist/policySchema.js', 'dist/sandboxProbe.js']) {
+    const { CLI_BUNDLES_SHIPPED } = (await import(pathToFileURL(path.join(root, 'scripts', 'bundles.mjs')).href)) as { CLI_BUNDLES_SHIPPED: string[] };
+    const cli = CLI_BUNDLES_SHIPPED.map((b) => `dist/${b}.js`);
+    for (const file of ['CHANGELOG.md', 'README.md', 'LICENSE', 'package.json', 'package.nls.json', 'l10n/bundle.l10n.json', 'media/shield.svg', 'dist/extension.js', ...cli]) {
       assert.ok(packaged(file), `${file} is left out of the VSIX by .vscodeignore`);
     }
     for (const file of ['scripts/icon.svg', 'src/vscode/extension.ts', 'test/vscode/manifest.test.ts', 'dist/extension.js.map']) assert.ok(!packaged(file), `${file} is packaged`);
