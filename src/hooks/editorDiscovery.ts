@@ -9,6 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { ownProcessAlive } from '../runtime/processState.js';
 import { writePrivateFile } from './privateFile.js';
 
 /** What the discovery file says; written by the window, checked by the hook. */
@@ -156,15 +157,6 @@ function privateNodeProblem(file: string, kind: 'file' | 'socket', maxBytes = MA
   return kind === 'file' && st.size > maxBytes ? `${file} is too large` : undefined;
 }
 
-/** Whether a process with this pid runs as this user (EPERM: it is another user's, so not the window). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function optionalPath(value: unknown): value is string | undefined {
   return value === undefined || (typeof value === 'string' && path.isAbsolute(value));
@@ -225,7 +217,7 @@ export function liveDiscovery(dir: string, realFolder: string): { discovery?: Di
   if (!d) return read;
   if (d.workspaceFolder !== realFolder) return { problem: `the discovery file names ${d.workspaceFolder}, not ${realFolder}` };
   if (path.dirname(d.socket) !== dir) return { problem: `the socket ${d.socket} is outside ${dir}` };
-  if (!processAlive(d.pid)) return { problem: `the window's process ${d.pid} is gone` };
+  if (!ownProcessAlive(d.pid)) return { problem: `the window's process ${d.pid} is gone` };
   const socket = privateNodeProblem(d.socket, 'socket');
   return socket === undefined ? { discovery: d } : { problem: socket };
 }
@@ -249,7 +241,7 @@ export function sweepStale(dir: string, now = Date.now()): void {
   for (const name of names.filter((n) => /^[0-9a-f]{16}\.json$/.test(n))) {
     const file = path.join(dir, name);
     const { discovery } = readDiscovery(file);
-    if (discovery && processAlive(discovery.pid)) {
+    if (discovery && ownProcessAlive(discovery.pid)) {
       named.add(discovery.socket);
       continue;
     }

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { processAlive } from './editorDiscovery.js';
+import { ownProcessAlive as processAlive } from '../runtime/processState.js';
 import { ensureStateFolder, readServiceDiscovery, socketAnswers } from './serviceFiles.js';
 
 /** How long a started service may take to answer (it compiles the shell parser first). */

@@ -12,7 +12,7 @@ import { readAuditLog } from '../runtime/auditRead.js';
 import type { AuditEntry } from '../runtime/audit.js';
 import { readServiceDiscovery } from './serviceFiles.js';
 import { findEditor, type EditorEndpoint } from './editorBridge.js';
-import { processAlive } from './editorDiscovery.js';
+import { ownProcessAlive as processAlive } from '../runtime/processState.js';
 import { DEFAULT_HOOK_LAUNCHER, DEFAULT_HOOK_TIMEOUT_SECONDS, hookTargets, quoteForPosixShell, targetOf, type HookTarget } from './hookEntries.js';
 import { fileProblem } from './hookClient.js';
 import { hookSandboxSwitchedOff, machineSandbox } from './hookSandbox.js';

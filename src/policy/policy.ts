@@ -288,7 +288,15 @@ export class Policy {
    * without one): a name that resolves to loopback, link-local or this machine is refused by the
    * sandbox's proxy unless it is one of these.
    */
-  namedHosts(): string[] {
+  namedHosts(): readonly string[] {
+    // A policy does not change once made: the list is made at the first sandboxed run and kept.
+    this.namedHostList ??= this.findNamedHosts();
+    return this.namedHostList;
+  }
+
+  private namedHostList: readonly string[] | undefined;
+
+  private findNamedHosts(): string[] {
     const hosts = new Set<string>();
     for (const { state } of this.states) {
       if (state.kind !== 'ok') continue;

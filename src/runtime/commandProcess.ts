@@ -5,6 +5,7 @@
 // nothing of tools or the workspace; the caller has already checked `cwd`.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import { processAlive } from './processState.js';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { errnoCode } from './fileSystem.js';
@@ -278,16 +279,6 @@ export function killGroup(pgid: number, signal: NodeJS.Signals): void {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Whether a process lives (neither gone nor a zombie). */
-export function processAlive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
 
 /** Waits (a bounded time) until a process is gone; for the init of a pid namespace, so are all its processes. */
 async function waitGone(pid: number): Promise<void> {

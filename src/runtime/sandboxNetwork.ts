@@ -16,6 +16,7 @@ import { createSocksProxyServer } from '@anthropic-ai/sandbox-runtime/dist/sandb
 import { createResolvedAddressGuard } from '@anthropic-ai/sandbox-runtime/dist/sandbox/resolved-address-guard.js';
 import { capabilityArgs, processHasBoundingCapability } from '@anthropic-ai/sandbox-runtime/dist/sandbox/linux-sandbox-utils.js';
 import type { ConnectionTarget } from '../policy/connection.js';
+import { processAlive } from './processState.js';
 import type { SecretProxyOptions } from './sandboxSecrets.js';
 
 /** Where the proxy sockets appear inside the sandbox: its private /tmp, so no other process sees them. */
@@ -205,14 +206,6 @@ function sweepStaleProxyDirs(): void {
   }
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function listen(server: net.Server, socketPath: string): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -8,7 +8,8 @@
 // and a `setupFailed` result when bubblewrap could not set the sandbox up (nothing ran).
 import { spawn } from 'node:child_process';
 import * as os from 'node:os';
-import { commandEnvironment, killGroup, processAlive, type CommandShell, type SandboxLaunch } from './commandProcess.js';
+import { commandEnvironment, killGroup, type CommandShell, type SandboxLaunch } from './commandProcess.js';
+import { processAlive } from './processState.js';
 import { withoutCredentials } from './sandboxEnvironment.js';
 
 /** After SIGTERM, how long bwrap's process group gets before SIGKILL. */

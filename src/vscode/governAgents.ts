@@ -36,14 +36,22 @@ async function setUp(workspaceFolder: string, extensionPath: string, install: re
 export async function governOtherAgents(workspaceFolder: string, extensionPath: string, log: Log): Promise<void> {
   const installed = installedHookHosts(workspaceFolder);
   const targets = hookTargets({ launcher: DEFAULT_HOOK_LAUNCHER, timeoutSeconds: DEFAULT_HOOK_TIMEOUT_SECONDS, claudeHttp: { serviceUrl: '', token: '' } });
-  const items: HostItem[] = HOST_AGENTS.map((host) => ({
-    host,
-    label: HOSTS[host].label,
-    description: targetOf(targets, host).file,
-    detail: HOST_SETUP_NOTES[host],
-    picked: installed.includes(host),
-    iconPath: new vscode.ThemeIcon(installed.includes(host) ? 'shield' : 'circle-outline'),
-  }));
+  // What `hook status` says of each host: shown on its row, so the pick is also the place to see who is governed.
+  const statuses = await hookStatus({ workspace: workspaceFolder }).catch((error: unknown) => {
+    log.error('hooks: their status could not be read', error);
+    return [] as HostHookStatus[];
+  });
+  const items: HostItem[] = HOST_AGENTS.map((host) => {
+    const status = statuses.find((s) => s.host === host);
+    return {
+      host,
+      label: HOSTS[host].label,
+      description: status?.installed === true ? status.file : targetOf(targets, host).file,
+      detail: status?.installed === true ? statusDetail(status) : HOST_SETUP_NOTES[host],
+      picked: installed.includes(host),
+      iconPath: new vscode.ThemeIcon(status?.warning !== undefined ? 'warning' : installed.includes(host) ? 'shield' : 'circle-outline'),
+    };
+  });
   const picked = await vscode.window.showQuickPick(items, {
     title: vscode.l10n.t('Agent Policy: Govern Other Agents in This Folder'),
     placeHolder: vscode.l10n.t('The agents whose every tool call asks {0} first (unpick one to take its hook out)', '.agentpolicy.jsonc'),
@@ -78,6 +86,22 @@ export async function governOtherAgents(workspaceFolder: string, extensionPath: 
   const details = vscode.l10n.t('Show Details');
   const answer = await vscode.window.showInformationMessage(summary, details);
   if (answer === details) log.channel.show();
+}
+
+/** One line of what `hook status` says of an installed host: its hook, the service, its last call, its failures, its sandbox. */
+function statusDetail(s: HostHookStatus): string {
+  const parts: string[] = [];
+  if (s.warning !== undefined) parts.push(s.warning);
+  else parts.push(s.runs?.kind === 'http' ? vscode.l10n.t('http hook, answered by the decision service') : vscode.l10n.t('hook client, can start'));
+  parts.push(s.service.state === 'reachable' ? vscode.l10n.t('service reachable') : vscode.l10n.t('service not running'));
+  if (s.lastCall !== null) {
+    const took = s.lastCall.hookMs !== undefined ? vscode.l10n.t(' in {0} ms', s.lastCall.hookMs) : '';
+    parts.push(vscode.l10n.t('last call {0}: {1}{2}', new Date(s.lastCall.time).toLocaleString(), s.lastCall.decision ?? '?', took));
+  }
+  const open = s.onFailure.cannotStart === 'lets-through' || s.onFailure.timeout === 'lets-through';
+  parts.push(open ? vscode.l10n.t('lets a call through if the hook cannot start or times out') : vscode.l10n.t('blocks a call if the hook fails'));
+  parts.push(s.sandboxed ? vscode.l10n.t('allowed commands in our sandbox') : vscode.l10n.t('commands not sandboxed'));
+  return parts.join(' · ');
 }
 
 /**

@@ -10,6 +10,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { defaultStateDir } from '../../src/hooks/stateDir';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 
@@ -121,9 +122,13 @@ async function inListOrder(rows: Locator): Promise<Locator[]> {
 }
 const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 100) || 'shot';
 
-/** The Agent Policy state folder of the window's code-server (its decision service's files). */
-export function stateDirOf(v: Pick<VsCode, 'userDataDir'>): string {
-  return path.join(path.dirname(v.userDataDir), 'state', 'agentpolicy');
+/**
+ * The Agent Policy state folder of the window's code-server (its decision service's files): the
+ * test process's own, since code-server runs with its HOME and XDG_STATE_HOME (a fresh
+ * XDG_STATE_HOME of its own made VS Code's model picker list nothing in time).
+ */
+export function stateDirOf(_v: Pick<VsCode, 'userDataDir'>): string {
+  return defaultStateDir(process.env);
 }
 
 /** The environment code-server runs in: the cached Node 24 first on PATH, nothing of ours leaking. */
@@ -136,8 +141,6 @@ function codeServerEnv(home: string): NodeJS.ProcessEnv {
   // code-server writes its own config.yaml and state under XDG dirs: keep them out of $HOME.
   env.XDG_CONFIG_HOME = path.join(home, 'config');
   env.XDG_DATA_HOME = path.join(home, 'data');
-  // The decision service the window runs keeps its files (socket, secret, kept port) here: stateDirOf().
-  env.XDG_STATE_HOME = path.join(home, 'state');
   return env;
 }
 

@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { findEditor } from '../../src/hooks/editorBridge';
 import { readAuditLog } from '../../src/runtime/auditRead';
-import { processAlive } from '../../src/hooks/editorDiscovery';
+import { ownProcessAlive as processAlive } from '../../src/runtime/processState';
 import { readServiceDiscovery } from '../../src/hooks/serviceFiles';
 import { binPath, claude } from '../hosts/hostDrivers';
 import { runHostIn } from '../hosts/hostRun';
@@ -167,5 +167,12 @@ describe('Asks of other agents answered in VS Code (e2e)', function () {
     const decided = readAuditLog(editor.auditFile).entries.filter((e) => e.event === 'decision' && e.session?.startsWith('claude:'));
     assert.equal(decided.length, 1, 'one decision, by the service');
     assert.equal(typeof decided[0]!.hookMs, 'number');
+
+    // The pick shows who is governed and how: Claude Code's row says what hook status says.
+    await v.runCommand('Agent Policy: Govern Other Agents in This Folder');
+    await v.quickPickItems();
+    const label = (await row.getAttribute('aria-label')) ?? '';
+    assert.match(label, /http hook, answered by the decision service · service reachable · last call .*: ask in [\d.]+ ms · blocks a call if the hook fails · allowed commands in our sandbox/);
+    await v.page.keyboard.press('Escape');
   });
 });

@@ -100,7 +100,7 @@ describe('a sandboxed command\'s connection, judged by the rules with domains or
       { domains: ['*.github.com', 'github.com', 'LocalHost', '!x.github.com'], decision: 'allow' },
       { urls: ['http://127.0.0.1:8080/**', 'https://*.a.com/**'], decision: 'allow' },
     ]);
-    assert.deepEqual(p.namedHosts().sort(), ['127.0.0.1', 'github.com', 'localhost']);
+    assert.deepEqual(p.namedHosts().slice().sort(), ['127.0.0.1', 'github.com', 'localhost']);
   });
 
   it('never allows a connection without an allow rule with domains or urls, nor past a deny that matches it (property)', () => {
