@@ -8,6 +8,7 @@ import { compileGlobSet, compileNameGlob, GlobError, type GlobSet, type GlobTest
 import type { LineMap } from './diagnostics.js';
 import type { Span } from './jsoncFast.js';
 import { equalsTooDeepMessage, MAX_EQUALS_DEPTH } from './parse.js';
+import { patternNames } from './programs/programKnowledge.js';
 import type { CallPaths, ResolvedPath } from './paths.js';
 import type { CallView, CommandView } from './preparedCall.js';
 import type { Decision, InputMatcher, Rule, ToolKind } from './schema.js';
@@ -455,7 +456,7 @@ function commandsMatch(patterns: readonly CommandPattern[], command: CommandView
   if (loosening) {
     if (!command.parsed || command.commands.length === 0) return false;
     for (const c of command.commands) {
-      if (c.writesToFile || c.usesProcessSubstitution || c.dynamic === true || !matchesSome(patterns, c)) return false;
+      if (c.writesToFile || c.usesProcessSubstitution || c.dynamic === true || !allowsPart(patterns, c)) return false;
     }
     return true;
   }
@@ -468,5 +469,33 @@ function commandsMatch(patterns: readonly CommandPattern[], command: CommandView
 
 function matchesSome(patterns: readonly CommandPattern[], c: SimpleCommand): boolean {
   for (const p of patterns) if (wordsMatch(p, c.words)) return true;
+  return false;
+}
+
+/**
+ * Why an allow rule's command patterns did not match a part although one matches its words: what
+ * its program does that no pattern names (for explanations); undefined otherwise.
+ */
+export function unnamedReaches(rule: CompiledRule, command: CommandView): string | undefined {
+  const patterns = rule.commands;
+  if (patterns === undefined || rule.decision !== 'allow') return undefined;
+  for (const c of command.commands) {
+    if (c.reaches === undefined || !matchesSome(patterns, c) || allowsPart(patterns, c)) continue;
+    return `no pattern names what it does: ${c.reaches.map((r) => `${r.word} ${r.row.why} [${r.row.id}]`).join('; ')}`;
+  }
+  return undefined;
+}
+
+/**
+ * For allowing: a pattern matches the part and names everything its program does beyond its name
+ * (the part's `reaches`, src/policy/programs/): `"sed *"` does not allow `sed -i x`, `"sed -i *"` does.
+ */
+function allowsPart(patterns: readonly CommandPattern[], c: SimpleCommand): boolean {
+  if (c.reaches === undefined) return matchesSome(patterns, c);
+  for (const p of patterns) {
+    if (!wordsMatch(p, c.words)) continue;
+    const words = p.source.trim().split(/\s+/);
+    if (c.reaches.every((r) => patternNames(words, r))) return true;
+  }
   return false;
 }

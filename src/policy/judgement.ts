@@ -3,7 +3,7 @@
 // for it, trust lowering and the sandbox conditions apply to it; then the strictest part decides.
 import { pathWords } from './literalStartIndex.js';
 import { urlsFailure } from './urls.js';
-import { mismatch, type CompiledRule, type LayerName } from './compile.js';
+import { mismatch, unnamedReaches, type CompiledRule, type LayerName } from './compile.js';
 import { narrowestRemember } from './grantLength.js';
 import { unionMarks, whenBecause, whenFailure, whenHolds, type SessionMarks } from './flowMarks.js';
 import type { AskSettings, PartDecision, PolicyDecision, SandboxRun, TraceEntry } from './decision.js';
@@ -161,6 +161,7 @@ function judgeView(view: CallView, context: JudgeContext, trace: TraceEntry[] | 
         ...(part !== undefined ? { part: part.label, partIndex: part.index } : {}), rule: rule.ref, decision: rule.decision, failed,
         ...(failed === 'when' ? { why: whenFailure(rule.rule.when!, context.marks) } : {}),
         ...(failed === 'domains' || failed === 'urls' ? { why: urlsFailure(view.urls) } : {}),
+        ...(failed === 'commands' ? whyCommands(rule, view) : {}),
       });
       if (failed !== null) continue;
       const lowered = rule.decision === 'allow' && layer.name === 'workspace' && !context.trusted;
@@ -320,4 +321,10 @@ function joinReasons(a: string | undefined, b: string): string {
 
 function joinOptional(a: string | undefined, b: string | undefined): string | undefined {
   return b === undefined ? a : joinReasons(a, b);
+}
+
+/** For a trace: what an allowing rule's patterns leave unnamed (src/policy/programs/), when that is why it did not match. */
+function whyCommands(rule: CompiledRule, view: CallView): { why?: string } {
+  const why = unnamedReaches(rule, view.command);
+  return why === undefined ? {} : { why };
 }

@@ -348,5 +348,9 @@ function commandNote(c: SimpleCommand): string | undefined {
   if (c.usesProcessSubstitution) return 'never allowed: it uses process substitution';
   if (c.dynamic === true) return 'never allowed: its program name is worked out only when it runs';
   if (c.tightenOnly === true) return 'judged only by ask and deny rules: the program named by its path, by its name alone';
+  if (c.reaches !== undefined) {
+    const said = c.reaches.map((r) => `${r.row.spelling}: ${r.row.why} [${r.row.id}]`).join('; ');
+    return `allowed only by a rule whose pattern names it: ${said}`;
+  }
   return undefined;
 }

@@ -1,6 +1,8 @@
 // What the shell analysis hands out: a simple command (one part of a call's command), with its
 // words after quote removal and what the engine needs to know about it.
 
+import type { ProgramReach } from './programs/programRow.js';
+
 export interface SimpleCommand {
   /** The command's words after quote removal, in order. Leading NAME=value assignments are words too: `FOO=1 npm test` -> ["FOO=1","npm","test"]. A word containing an expansion ($VAR, $(...), `...`) keeps its raw source text. */
   words: string[];
@@ -23,6 +25,12 @@ export interface SimpleCommand {
    * a part, so allowing `./gradlew build` needs no rule for a `gradlew` on the PATH.
    */
   tightenOnly?: true;
+  /**
+   * What the program does through the options, sub-commands or script in its words, by the
+   * program knowledge (src/policy/programs/): runs another program, runs code, writes a file. An
+   * allow pattern matches such a part only when it names each of them (`"sed -i *"`).
+   */
+  reaches?: ProgramReach[];
 }
 
 /** Splits a command string bash runs from within the line (a backtick body the parser left as text). */

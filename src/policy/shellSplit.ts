@@ -4,6 +4,7 @@
 // misread (shellMisread.ts) and the walker (shellWalker.ts).
 import type { SplitResult } from './shellCommand.js';
 import { splitPlainCommand, splitQuotedCommand } from './shellFastSplit.js';
+import { markProgramReaches } from './shellPrograms.js';
 import { misreadInput } from './shellMisread.js';
 import { resetShellParser, shellParser } from './shellParser.js';
 import { describeError, toPlainTree } from './shellTree.js';
@@ -24,6 +25,8 @@ export function splitCommand(source: string): SplitResult {
   const split = splitUnwrapped(source);
   // Programs that run programs (env, sudo, xargs, bash -c, ...) and /bin/rm: what they run is a further part.
   const unwrapped = unwrapCommands(split.commands, splitUnwrapped);
+  // What programs do through their options (sed -i, git -c core.pager=…): marked on their parts.
+  markProgramReaches(unwrapped.commands);
   // Nothing unwrapped (most lines): the split as it is.
   if (unwrapped.ok && unwrapped.commands === split.commands) return split;
   return split.ok ? unwrapped : { ok: false, error: split.error, commands: unwrapped.commands };
