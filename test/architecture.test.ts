@@ -384,7 +384,7 @@ describe('architecture: the house rules of src/', () => {
     'src/policy': ['src/policy/programs'],
     'src/policy/programs': [],
     'src/agents': ['src/policy'],
-    'src/runtime': ['src/policy', 'src/agents'],
+    'src/runtime': ['src/policy', 'src/policy/programs', 'src/agents'],
     'src/runtime/providers': ['src/runtime', 'src/policy'],
     'src/mcp': ['src/runtime', 'src/policy'],
     'src/entries': ['src/policy', 'src/agents', 'src/runtime', 'src/runtime/providers'],

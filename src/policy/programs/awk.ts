@@ -1,12 +1,14 @@
 // awk (gawk, mawk, busybox): a program text that runs shell commands (`system()`, pipes to and
 // from commands) or writes files (`print > "f"`), or that comes from a file (docs/programs.md, "awk").
-import { longOption, row, type ProgramKnowledge, type ProgramReach } from './programRow.js';
+import { longOption, row, walkOptions, type ProgramKnowledge, type ProgramReach } from './programRow.js';
 
 const SYSTEM = row('awk.system', 'runs-code', 'system(…) / print | "cmd" / "cmd" | getline', 'runs shell commands from its program', ['system', '|']);
 const REDIRECT = row('awk.redirect', 'writes', 'print > "FILE" / print >> "FILE"', 'writes to a file its program names', ['>']);
 const PROGRAM_FILE = row('awk.program-file', 'runs-code', '-f FILE / --exec FILE / -E FILE / @load', 'runs a program from a file (or loads an extension), which can do anything', ['-f', '--exec', '-E', '@load']);
 
-const LONGS_WITH_ARG = ['file', 'exec', 'source', 'field-separator', 'assign', 'load', 'include', 'dump-variables', 'debug', 'profile', 'pretty-print'];
+/** gawk's long options that take an argument (`--x=v` or `--x v`), and those that take none or only an attached one. */
+const LONGS_WITH_ARG = ['file', 'exec', 'source', 'field-separator', 'assign', 'load', 'include'];
+const LONG_FLAGS = ['dump-variables', 'debug', 'profile', 'pretty-print', 'version', 'help', 'lint', 'posix', 'traditional', 're-interval', 'sandbox', 'characters-as-bytes', 'optimize', 'no-optimize', 'bignum', 'csv', 'non-decimal-data', 'use-lc-numeric', 'gen-pot'];
 
 export const awk: ProgramKnowledge = {
   programs: ['awk', 'gawk', 'mawk', 'nawk'],
@@ -15,39 +17,28 @@ export const awk: ProgramKnowledge = {
     const hits: ProgramReach[] = [];
     const programs: Array<{ text: string; index: number }> = [];
     let fromFile = false;
-    let i = 1;
-    for (; i < words.length; i++) {
-      const w = words[i]!;
-      if (w === '--') {
-        i++;
-        break;
-      }
-      if (!w.startsWith('-') || w === '-') break;
-      const long = longOption(w, [...LONGS_WITH_ARG, 'version', 'help', 'lint', 'posix', 'traditional', 're-interval', 'sandbox', 'characters-as-bytes', 'optimize', 'no-optimize', 'bignum', 'csv', 'non-decimal-data', 'use-lc-numeric', 'gen-pot']);
+    const i = walkOptions(words, (w, at) => {
+      const long = longOption(w, [...LONGS_WITH_ARG, ...LONG_FLAGS]);
       if (long !== undefined) {
-        const takes = LONGS_WITH_ARG.includes(long) && !['dump-variables', 'debug', 'profile', 'pretty-print'].includes(long);
+        const takes = LONGS_WITH_ARG.includes(long);
         const attached = w.includes('=');
-        const at = attached ? i : i + 1;
         if (long === 'file' || long === 'exec' || long === 'load' || long === 'include') {
           fromFile = true;
           hits.push({ row: PROGRAM_FILE, word: w });
         }
-        if (long === 'source') programs.push({ text: attached ? w.slice(w.indexOf('=') + 1) : (words[at] ?? ''), index: at });
-        if (takes && !attached) i++;
-        continue;
+        if (long === 'source') programs.push({ text: attached ? w.slice(w.indexOf('=') + 1) : (words[at + 1] ?? ''), index: attached ? at : at + 1 });
+        return takes && !attached ? 1 : 0;
       }
       const ch = w[1]!;
-      if ('fEFvlieW'.includes(ch)) {
-        const attached = w.length > 2;
-        const at = attached ? i : i + 1;
-        if (ch === 'f' || ch === 'E' || ch === 'l' || ch === 'i') {
-          fromFile = true;
-          hits.push({ row: PROGRAM_FILE, word: w });
-        }
-        if (ch === 'e') programs.push({ text: attached ? w.slice(2) : (words[at] ?? ''), index: at });
-        if (!attached) i++;
+      if (!'fEFvlieW'.includes(ch)) return 0;
+      const attached = w.length > 2;
+      if (ch === 'f' || ch === 'E' || ch === 'l' || ch === 'i') {
+        fromFile = true;
+        hits.push({ row: PROGRAM_FILE, word: w });
       }
-    }
+      if (ch === 'e') programs.push({ text: attached ? w.slice(2) : (words[at + 1] ?? ''), index: attached ? at : at + 1 });
+      return attached ? 0 : 1;
+    });
     if (!fromFile && programs.length === 0 && i < words.length) programs.push({ text: words[i]!, index: i });
     for (const program of programs) {
       if (!isStatic(program.index)) {

@@ -3,6 +3,7 @@
 // file or reach the network. Data per program family (one file each); this file looks a part's
 // program up and reads its words. A leaf below src/policy: it knows words, not parts.
 import { awk } from './awk.js';
+import { credentialReaches, printenv } from './environment.js';
 import { find } from './find.js';
 import { git } from './git.js';
 import { interpreters } from './interpreters.js';
@@ -12,13 +13,13 @@ import { rg, sort } from './searchAndSort.js';
 import { sed } from './sed.js';
 import { tar } from './tar.js';
 
-export const PROGRAM_FAMILIES: readonly ProgramKnowledge[] = [git, find, sed, awk, tar, rg, sort, make, interpreters];
+export const PROGRAM_FAMILIES: readonly ProgramKnowledge[] = [git, find, sed, awk, tar, rg, sort, make, interpreters, printenv];
 
 const BY_NAME = new Map<string, ProgramKnowledge>(PROGRAM_FAMILIES.flatMap((f) => f.programs.map((p) => [p, f] as const)));
 
-/** Every row, in the order of the docs. */
+/** Every row, in the order of the docs (a row two families share, once). */
 export function programRows(): ProgramRow[] {
-  return PROGRAM_FAMILIES.flatMap((f) => [...f.rows]);
+  return [...new Set(PROGRAM_FAMILIES.flatMap((f) => [...f.rows]))];
 }
 
 function knowledgeOf(program: string): ProgramKnowledge | undefined {
@@ -32,7 +33,10 @@ function knowledgeOf(program: string): ProgramKnowledge | undefined {
 export function programReaches(words: readonly string[], isStatic: (index: number) => boolean): ProgramReach[] {
   const program = words[0];
   const knowledge = program === undefined ? undefined : knowledgeOf(program);
-  return knowledge === undefined ? [] : knowledge.read(words, isStatic);
+  const hits = knowledge === undefined ? [] : knowledge.read(words, isStatic);
+  // Any program: a word that hands it a credential variable.
+  const secrets = credentialReaches(words, isStatic);
+  return secrets.length === 0 ? hits : [...hits, ...secrets];
 }
 
 /**

@@ -12,7 +12,9 @@ export type ProgramDoes =
   /** It writes or deletes a file (sed -i, find -delete, tar -x, git log --output). */
   | 'writes'
   /** It reaches the network (a URL it fetches or pushes to). */
-  | 'network';
+  | 'network'
+  /** It prints or hands on a secret: a credential variable, the whole environment. */
+  | 'reads-secret';
 
 export interface ProgramRow {
   /** Stable id, `<program>.<what>`: in the docs, the tests and explain. */
@@ -64,4 +66,20 @@ export function longOption(word: string, longs: readonly string[]): string | und
   if (name === '') return undefined;
   if (longs.includes(name)) return name;
   return longs.find((l) => l.startsWith(name));
+}
+
+/**
+ * Walks a program's options: `words[1..]` up to `--` or the first word that is no option. Calls
+ * `visit(word, index)` for each, which returns how many following words the option takes (0 or
+ * 1). Returns the index of the first operand.
+ */
+export function walkOptions(words: readonly string[], visit: (word: string, index: number) => number): number {
+  let i = 1;
+  for (; i < words.length; i++) {
+    const w = words[i]!;
+    if (w === '--') return i + 1;
+    if (!w.startsWith('-') || w === '-') return i;
+    i += visit(w, i);
+  }
+  return i;
 }

@@ -1,6 +1,6 @@
 // sed: editing files in place, and the commands of its script that run a shell command (`e`,
 // `s///e`) or write a file (`w`, `W`, `s///w`) (docs/programs.md, "sed"; GNU sed).
-import { longOption, row, type ProgramKnowledge, type ProgramReach } from './programRow.js';
+import { longOption, row, walkOptions, type ProgramKnowledge, type ProgramReach } from './programRow.js';
 
 const IN_PLACE = row('sed.in-place', 'writes', '-i[SUFFIX] / --in-place[=SUFFIX]', 'rewrites the files it reads', ['-i', '--in-place']);
 const EXECUTE = row('sed.execute', 'runs-code', 'the e command, s///e', 'runs a line of its script or its pattern space as a shell command', ['e']);
@@ -16,45 +16,34 @@ export const sed: ProgramKnowledge = {
     const hits: ProgramReach[] = [];
     const scripts: Array<{ text: string; index: number }> = [];
     let sawScriptOption = false;
-    let i = 1;
-    for (; i < words.length; i++) {
-      const w = words[i]!;
-      if (w === '--') {
-        i++;
-        break;
-      }
-      if (!w.startsWith('-') || w === '-') break;
+    const i = walkOptions(words, (w, at) => {
       const long = longOption(w, LONGS);
       if (long !== undefined) {
         if (long === 'in-place') hits.push({ row: IN_PLACE, word: w });
-        if (long === 'expression' || long === 'file' || long === 'line-length') {
-          const attached = w.includes('=');
-          const at = attached ? i : i + 1;
-          if (long === 'expression') scripts.push({ text: attached ? w.slice(w.indexOf('=') + 1) : (words[at] ?? ''), index: at });
-          if (long === 'file') hits.push({ row: SCRIPT_FILE, word: w });
-          if (long !== 'line-length') sawScriptOption = true;
-          if (!attached) i++;
-        }
-        continue;
+        if (long !== 'expression' && long !== 'file' && long !== 'line-length') return 0;
+        const attached = w.includes('=');
+        if (long === 'expression') scripts.push({ text: attached ? w.slice(w.indexOf('=') + 1) : (words[at + 1] ?? ''), index: attached ? at : at + 1 });
+        if (long === 'file') hits.push({ row: SCRIPT_FILE, word: w });
+        if (long !== 'line-length') sawScriptOption = true;
+        return attached ? 0 : 1;
       }
       // A cluster of short options: -n, -E, -r, -s, -u, -z flags; -i[SUFFIX] ends it; -e, -f, -l take an argument.
       for (let j = 1; j < w.length; j++) {
         const ch = w[j]!;
         if (ch === 'i') {
           hits.push({ row: IN_PLACE, word: w });
-          break;
+          return 0;
         }
         if (ch === 'e' || ch === 'f' || ch === 'l') {
           const attached = j < w.length - 1;
-          const at = attached ? i : i + 1;
-          if (ch === 'e') scripts.push({ text: attached ? w.slice(j + 1) : (words[at] ?? ''), index: at });
+          if (ch === 'e') scripts.push({ text: attached ? w.slice(j + 1) : (words[at + 1] ?? ''), index: attached ? at : at + 1 });
           if (ch === 'f') hits.push({ row: SCRIPT_FILE, word: w });
           if (ch !== 'l') sawScriptOption = true;
-          if (!attached) i++;
-          break;
+          return attached ? 0 : 1;
         }
       }
-    }
+      return 0;
+    });
     if (!sawScriptOption && i < words.length) scripts.push({ text: words[i]!, index: i });
     for (const script of scripts) {
       if (!isStatic(script.index)) {

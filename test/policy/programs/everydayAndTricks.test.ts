@@ -12,7 +12,7 @@ import { loadPolicyText, Policy } from '../../../src/policy/policy.js';
 import { initShellParser } from '../../../src/policy/shellParser.js';
 import { EVERYDAY, TRICKS } from './programCases.js';
 
-const READERS = ['git', 'find', 'awk', 'gawk', 'mawk', 'sed', 'tar', 'rg', 'sort', 'make', 'python3', 'node', 'perl', 'ruby'];
+const READERS = ['git', 'find', 'awk', 'gawk', 'mawk', 'sed', 'tar', 'rg', 'sort', 'make', 'python3', 'node', 'perl', 'ruby', 'echo', 'cat', 'printenv', 'env', 'sh', 'bash'];
 const POLICY = JSON.stringify({
   version: 1,
   rules: [{ id: 'readers', tools: ['builtin.run_command'], commands: READERS.map((p) => `${p} *`), decision: 'allow' }],

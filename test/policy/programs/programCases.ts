@@ -44,6 +44,9 @@ export const EVERYDAY: readonly string[] = [
   'python3 script.py', 'python3 -m pytest', 'python3 -m venv .venv', 'python3 --version', 'python3 -u tool.py arg',
   'node index.js', 'node --test', 'node --version', 'node scripts/build.mjs --fast', 'perl script.pl',
   'perl -w script.pl', 'ruby app.rb', 'ruby -w app.rb', 'python3 -W ignore x.py', 'node --inspect=0 app.js',
+  // the environment
+  'echo $HOME', "echo '$GITHUB_TOKEN'", 'printenv PATH', 'env FOO=1 node x.js', 'echo ${#PATH}',
+  'env -u FOO node x.js', "sh -c 'echo $HOME'", 'echo "$PWD"', 'printenv HOME LANG', 'env LANG=C sort f',
 ];
 
 export const TRICKS: ReadonlyArray<readonly [string, string]> = [
@@ -110,4 +113,13 @@ export const TRICKS: ReadonlyArray<readonly [string, string]> = [
   ["node --print 'x'", 'interpreter.inline-code'], ["perl -e 'system(\"id\")'", 'interpreter.inline-code'], ["perl -E 'say 1'", 'interpreter.inline-code'],
   ["perl -pi -e 's/a/b/' f", 'interpreter.in-place'], ["perl -i.bak -pe 's/a/b/' f", 'interpreter.in-place'], ["ruby -e 'system(\"id\")'", 'interpreter.inline-code'],
   ["ruby -i -pe 'x' f", 'interpreter.in-place'], ["php -r 'system(\"id\");'", 'interpreter.inline-code'], ["python3.12 -c 'x'", 'interpreter.inline-code'],
+  // the environment
+  ['echo $GITHUB_TOKEN', 'shell.credential-variable'], ['echo ${GITHUB_TOKEN:-none}', 'shell.credential-variable'], ['echo "$AWS_SECRET_ACCESS_KEY"', 'shell.credential-variable'],
+  ["sh -c 'echo $NPM_TOKEN'", 'shell.credential-variable'], ['cat ${OPENAI_API_KEY}', 'shell.credential-variable'], ['echo ${#ANTHROPIC_API_KEY}', 'shell.credential-variable'],
+  ['echo $MY_SERVICE_TOKEN', 'shell.credential-variable'], ['echo $DB_PASSWORD', 'shell.credential-variable'], ['printenv', 'printenv.secrets'],
+  ['printenv GITHUB_TOKEN', 'printenv.secrets'], ['env', 'printenv.secrets'], ['env -i', 'printenv.secrets'],
+  ['env LD_PRELOAD=./x.so git log', 'env.assignment-runs'], ["env PAGER='sh -c id' git log", 'env.assignment-runs'], ['env GIT_SSH_COMMAND=./x git fetch', 'env.assignment-runs'],
+  ["env NODE_OPTIONS='--require ./x.js' node app.js", 'env.assignment-runs'], ['env PATH=./bin:/usr/bin git status', 'env.assignment-runs'], ['env BASH_ENV=./x bash -c true', 'env.assignment-runs'],
+  ['LD_PRELOAD=./x.so git log', 'env.assignment-runs'], ["PAGER='sh -c id' git log", 'env.assignment-runs'], ['GIT_EXTERNAL_DIFF=./x git diff', 'env.assignment-runs'],
+  ['PYTHONSTARTUP=x python3', 'env.assignment-runs'], ['GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=./x git log', 'env.assignment-runs'],
 ];

@@ -19,8 +19,8 @@ interface RealCase {
   command: string;
   /** How it is run, when not as it is (git starts its pager only on a terminal: under `script`). */
   run?: string;
-  /** What shows it happened (default: a file `pwned` exists). */
-  effect?: (dir: string) => boolean;
+  /** What shows it happened (default: a file `pwned` exists); `out` is what the command printed. */
+  effect?: (dir: string, out: string) => boolean;
 }
 
 const REPO = 'git init -q . && git config user.email t@t && git config user.name t && echo hello > a.txt && git add a.txt && git commit -qm one && echo world >> a.txt && git commit -qam two';
@@ -62,9 +62,17 @@ const CASES: readonly RealCase[] = [
   { row: 'interpreter.inline-code', command: "node -e 'require(\"fs\").writeFileSync(\"pwned\", \"\")'" },
   { row: 'interpreter.inline-code', command: "perl -e 'open(F, \">pwned\")'" },
   { row: 'interpreter.in-place', setup: 'echo a > f', command: "perl -pi -e 's/a/b/' f", effect: (d) => fs.readFileSync(path.join(d, 'f'), 'utf8') === 'b\n' },
+  { row: 'env.assignment-runs', setup: REPO, command: "env GIT_PAGER='touch pwned; cat' git log", run: `script -qec "env GIT_PAGER='touch pwned; cat' git log" /dev/null` },
+  { row: 'env.assignment-runs', setup: 'printf "#!/bin/sh\\ntouch pwned\\n" > git && chmod +x git', command: 'env PATH=.:/usr/bin:/bin git status' },
+  { row: 'printenv.secrets', command: 'printenv', effect: (_d, out) => out.includes(SECRET) },
+  { row: 'printenv.secrets', command: 'env', effect: (_d, out) => out.includes(SECRET) },
+  { row: 'shell.credential-variable', command: 'echo ${GITHUB_TOKEN:-none}', effect: (_d, out) => out.includes(SECRET) },
 ];
 
-const READERS = ['git', 'find', 'awk', 'sed', 'tar', 'rg', 'sort', 'make', 'python3', 'node', 'perl', 'cd'];
+/** The value of GITHUB_TOKEN in the cases' environment: a command that prints it hands on a secret. */
+const SECRET = 'ghp_test_secret_0123456789';
+
+const READERS = ['git', 'find', 'awk', 'sed', 'tar', 'rg', 'sort', 'make', 'python3', 'node', 'perl', 'cd', 'env', 'printenv', 'echo'];
 
 function has(program: string): boolean {
   return spawnSync('bash', ['-c', `command -v ${program}`]).status === 0;
@@ -99,13 +107,13 @@ describe('program knowledge against the real programs: each row that runs or wri
       assert.notEqual(decided.decision, 'allow', 'the judge allows it under "<program> *"');
       const dir = path.join(root, `case-${k}`);
       fs.mkdirSync(dir);
-      const env = { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', LANG: 'C' };
+      const env = { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', LANG: 'C', GITHUB_TOKEN: SECRET };
       if (c.setup !== undefined) {
         const s = spawnSync('bash', ['-c', c.setup], { cwd: dir, env, encoding: 'utf8' });
         assert.equal(s.status, 0, `setup failed: ${s.stderr}`);
       }
       const r = spawnSync('bash', ['-c', c.run ?? c.command], { cwd: dir, env, encoding: 'utf8', timeout: 30_000, input: '' });
-      assert.ok((c.effect ?? pwned)(dir), `${program} did not do what the row says (exit ${r.status}): ${r.stderr}`);
+      assert.ok((c.effect ?? pwned)(dir, r.stdout), `${program} did not do what the row says (exit ${r.status}): ${r.stderr}`);
     });
   }
 });
