@@ -8,6 +8,7 @@ import { compileGlobSet, compileNameGlob, GlobError, type GlobSet, type GlobTest
 import type { LineMap } from './diagnostics.js';
 import type { Span } from './jsoncFast.js';
 import { equalsTooDeepMessage, MAX_EQUALS_DEPTH } from './parse.js';
+import { readOptions } from './programs/optionSpellings.js';
 import { patternNames } from './programs/programKnowledge.js';
 import type { CallPaths, ResolvedPath } from './paths.js';
 import type { CallView, CommandView } from './preparedCall.js';
@@ -463,7 +464,48 @@ function commandsMatch(patterns: readonly CommandPattern[], command: CommandView
   // Text that cannot be parsed could hide anything: a tightening rule takes it.
   if (!command.parsed) return true;
   // So could a program name worked out only when the command runs (`$X`, `r{m,}`, `r?`).
-  for (const c of command.commands) if (c.dynamic === true || matchesSome(patterns, c)) return true;
+  for (const c of command.commands) if (c.dynamic === true || matchesSome(patterns, c) || matchesByOptions(patterns, c)) return true;
+  return false;
+}
+
+/** A pattern read as options (src/policy/programs/optionSpellings.ts): its words that are no option as globs, and its options. */
+interface OptionPattern {
+  positional: GlobTest[];
+  open: boolean;
+  options: ReadonlySet<string>;
+}
+
+const optionPatterns = new WeakMap<CommandPattern, OptionPattern | null>();
+
+function optionPatternOf(p: CommandPattern): OptionPattern | null {
+  let known = optionPatterns.get(p);
+  if (known !== undefined) return known;
+  const reading = readOptions(p.source.trim().split(/\s+/));
+  known = null;
+  if (reading !== undefined && reading.options.size > 0) {
+    const open = reading.positional[reading.positional.length - 1] === '*';
+    const words = open ? reading.positional.slice(0, -1) : reading.positional;
+    known = { positional: words.map((w) => compileNameGlob(w)), open, options: reading.options };
+  }
+  optionPatterns.set(p, known);
+  return known;
+}
+
+/**
+ * For `ask` and `deny`: a pattern with options of a sub-command the table knows (`"git push --force *"`)
+ * takes the part whatever the options' spelling and place (`git -C d push origin -f`, `+main`).
+ */
+function matchesByOptions(patterns: readonly CommandPattern[], c: SimpleCommand): boolean {
+  if (c.words[0] !== 'git') return false;
+  const reading = readOptions(c.words);
+  if (reading === undefined) return false;
+  for (const p of patterns) {
+    const op = optionPatternOf(p);
+    if (op === null) continue;
+    if (op.open ? reading.positional.length < op.positional.length : reading.positional.length !== op.positional.length) continue;
+    if (!op.positional.every((test, i) => test(reading.positional[i]!))) continue;
+    if ([...op.options].every((o) => reading.options.has(o))) return true;
+  }
   return false;
 }
 

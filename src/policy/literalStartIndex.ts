@@ -5,6 +5,7 @@
 // start of its own words, and those no literal start rules out (no such matcher, or one starting
 // with a pattern). First-match order is kept exactly: every list is the candidates in file order
 // with the rules that cannot match taken out.
+import { readOptions } from './programs/optionSpellings.js';
 import type { CompiledRule } from './compile.js';
 import { isLiteral } from './globs.js';
 import { normalSegments } from './simplePathGlob.js';
@@ -85,7 +86,9 @@ export function commandStarts(rule: CompiledRule): LiteralStarts {
   if (source === undefined) return undefined;
   const starts: string[][] = [];
   for (const pattern of source) {
-    const start = literalLead(pattern.trim().split(/\s+/));
+    const words = pattern.trim().split(/\s+/);
+    // A pattern read as options (`git push --force *`) also takes `git -C d push -f`: only its program leads.
+    const start = readOptions(words)?.options.size ? literalLead(words.slice(0, 1)) : literalLead(words);
     if (start.length === 0) return undefined;
     starts.push(start);
   }

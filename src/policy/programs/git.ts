@@ -37,6 +37,18 @@ const GLOBAL_ARG = ['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--co
 const GLOBAL_LONGS = ['git-dir', 'work-tree', 'namespace', 'config-env', 'exec-path', 'super-prefix', 'list-cmds', 'attr-source', 'no-pager', 'paginate', 'bare', 'no-replace-objects', 'literal-pathspecs', 'glob-pathspecs', 'noglob-pathspecs', 'icase-pathspecs', 'no-optional-locks', 'no-advice', 'html-path', 'man-path', 'info-path', 'version', 'help'];
 const PACK_LONGS = ['upload-pack', 'receive-pack', 'exec'];
 
+/** The index of git's sub-command: its global options (`-C dir`, `-c k=v`, `--no-pager`, …) skipped. */
+export function gitSubcommandIndex(words: readonly string[]): number {
+  let i = 1;
+  for (; i < words.length; i++) {
+    const w = words[i]!;
+    if (!w.startsWith('-') || w === '--') break;
+    const long = longOption(w, GLOBAL_LONGS);
+    if (w === '-c' || w === '-C' || (long !== undefined && ['git-dir', 'work-tree', 'namespace', 'config-env', 'super-prefix', 'list-cmds', 'attr-source'].includes(long) && !w.includes('='))) i++;
+  }
+  return i;
+}
+
 export const git: ProgramKnowledge = {
   programs: ['git'],
   rows: GIT_ROWS,
