@@ -1,5 +1,7 @@
 // The policy: up to three layers (managed, workspace, user), judged in that order, first
 // matching rule wins. This is the engine's main entry point for the CLI, runtime and extension.
+import * as os from 'node:os';
+import { commandPathWords } from './commandPaths.js';
 import { findNodeAtLocation } from 'jsonc-parser';
 import type { ToolCall } from './call.js';
 import { compileRules, type CompiledRule, type LayerName, type RuleRef } from './compile.js';
@@ -345,11 +347,40 @@ export class Policy {
 
   private readonly fallbacks: Partial<Record<Decision, { decision: Decision; from: LayerName | null }>> = {};
 
+  /**
+   * A command's decision, tightened by the rules on `paths` for the files its words name
+   * (commandPaths.ts): each is judged as the read tool reading it, and a rule with `paths` that
+   * denies that read denies the command; one that asks makes an allowed command ask. Only
+   * tightens: a read the rules allow changes nothing.
+   */
+  private withCommandPaths(decision: PolicyDecision, prepared: PreparedCall, call: ToolCall, options: DecideOptions): PolicyDecision {
+    const command = prepared.command;
+    if (!command.present || command.commands.length === 0) return decision;
+    const words = commandPathWords(command.commands, options.workspaceFolder, os.homedir());
+    for (const file of words) {
+      const read: ToolCall = { tool: READ_TOOL, input: { path: file }, agent: call.agent };
+      const judged = judgeCall(new PreparedCall(read, this.resolver(options), false), this.judgeContext(read, options), [], undefined);
+      const rule = judged.rule;
+      if (rule === null || !this.ruleNamesPaths(rule)) continue;
+      const why = `${file} is a path ${rule.layer} rule ${rule.id !== null ? `"${rule.id}"` : rule.index + 1} ${judged.decision === 'deny' ? 'denies' : 'asks about'}${judged.reason !== undefined ? ` (${judged.reason})` : ''}, and the command names it`;
+      if (judged.decision === 'deny') return { ...decision, decision: 'deny', rule, lowered: false, reason: why };
+      if (judged.decision === 'ask' && decision.decision === 'allow') return { ...decision, decision: 'ask', rule, lowered: false, reason: why, ask: judged.ask ?? { onTimeout: 'deny', remember: 'session' } };
+    }
+    return decision;
+  }
+
+  /** Whether the rule a decision names has a `paths` matcher. */
+  private ruleNamesPaths(ref: RuleRef): boolean {
+    const state = this.states.find((s) => s.name === ref.layer)?.state;
+    return state?.kind === 'ok' && state.layer.rules[ref.index]?.rule.paths !== undefined;
+  }
+
   private evaluate(call: ToolCall, options: DecideOptions, trace: TraceEntry[] | undefined): PolicyDecision {
     const prepared = new PreparedCall(call, this.resolver(options), this.readsUrls);
     const context = this.judgeContext(call, options);
     const warnings: string[] = this.staleWarnings.length === 0 ? [] : [...this.staleWarnings];
-    const decision = judgeCall(prepared, context, warnings, trace);
+    let decision = judgeCall(prepared, context, warnings, trace);
+    if (call.tool.id === 'builtin.run_command' && decision.decision !== 'deny') decision = this.withCommandPaths(decision, prepared, call, options);
     addCallWarnings(decision.warnings, prepared);
     if (decision.ask !== undefined) {
       // The managed controls cap every grant a person may give; the ask settings may be shared, so a new object.
@@ -359,6 +390,9 @@ export class Policy {
     return decision;
   }
 }
+
+/** The read tool, as a command's path words are judged (withCommandPaths). */
+const READ_TOOL = { id: 'builtin.read_file', kind: 'builtin', annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }, pathArgs: ['path'] } as const;
 
 function sandboxModeOf(states: ReadonlyArray<{ name: LayerName; state: LayerState }>): { mode: SandboxMode; from: LayerName | null } {
   for (const { name, state } of states) {

@@ -1,0 +1,55 @@
+// Paths named in commands (docs/programs.md): the rules on `paths` judge the files a command's
+// words name as they judge the read tool, so one deny on `**/.env` or on the home's `.ssh` denies
+// `cat .env` and `cp ~/.ssh/id_rsa x` like the read tool; everyday commands on workspace files stay allowed.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { loadPolicyText, Policy } from '../../../src/policy/policy.js';
+import { initShellParser } from '../../../src/policy/shellParser.js';
+
+describe('paths named in commands are judged by the paths rules', () => {
+  let ws: string;
+  let policy: Policy;
+  const home = os.homedir();
+
+  before(async () => {
+    await initShellParser();
+    ws = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'cmd-paths-')));
+    fs.writeFileSync(path.join(ws, '.env'), 'TOKEN=x\n');
+    fs.mkdirSync(path.join(ws, 'src'));
+    fs.writeFileSync(path.join(ws, 'src', 'a.ts'), 'x\n');
+    policy = new Policy({ workspace: loadPolicyText(JSON.stringify({
+      version: 1,
+      rules: [
+        { id: 'secrets', paths: ['**/.env', `${home}/.ssh/**`, `${home}/.aws/**`, `${home}/.zsh_history`], decision: 'deny', reason: 'secrets stay' },
+        { id: 'history', tools: ['builtin.read_file'], paths: [`${home}/.bash_history`], decision: 'ask' },
+        { id: 'readers', tools: ['builtin.run_command'], commands: ['cat *', 'cp *', 'grep *', 'head *', 'tee *', 'ls *', 'wc *'], decision: 'allow' },
+      ],
+      default: 'ask',
+    }), path.join(ws, '.agentpolicy.jsonc')) });
+  });
+  after(() => fs.rmSync(ws, { recursive: true, force: true }));
+
+  const decide = (command: string): { decision: string; reason?: string } => {
+    const d = policy.decide({ tool: { id: 'builtin.run_command', kind: 'builtin' }, input: { command }, agent: 'main' } as never, { workspaceFolder: ws, trusted: true, sandbox: true });
+    return { decision: d.decision, ...(d.reason !== undefined ? { reason: d.reason } : {}) };
+  };
+
+  it('denies a command naming a denied path, however it is written', () => {
+    for (const command of ['cat .env', 'cat ./.env', `cat ${ws}/.env`, 'cat src/../.env', 'cp ~/.ssh/id_rsa x', 'cat ~/.aws/credentials', 'grep token ~/.zsh_history', 'head -3 "$PWD"/x .env', "cat '.env'", 'tee -a ~/.ssh/config']) {
+      assert.equal(decide(command).decision, 'deny', command);
+    }
+    assert.match(decide('cat .env').reason!, /\.env is a path workspace rule "secrets" denies \(secrets stay\), and the command names it/);
+  });
+
+  it('asks where a paths rule asks about the read', () => {
+    assert.equal(decide('cat ~/.bash_history').decision, 'ask');
+  });
+
+  it('leaves everyday commands on workspace files allowed', () => {
+    for (const command of ['cat src/a.ts', 'wc -l src/a.ts', 'ls src', 'grep -n x src/a.ts', "cat '$HOME/.ssh/id_rsa'", 'ls -la', 'cat README.md']) {
+      assert.equal(decide(command).decision, 'allow', command);
+    }
+  });
+});
