@@ -1,7 +1,7 @@
 // The policy: up to three layers (managed, workspace, user), judged in that order, first
 // matching rule wins. This is the engine's main entry point for the CLI, runtime and extension.
 import * as os from 'node:os';
-import { commandPathWords } from './commandPaths.js';
+import { commandPathWords, commandWriteWords } from './commandPaths.js';
 import { findNodeAtLocation } from 'jsonc-parser';
 import type { ToolCall } from './call.js';
 import { compileRules, type CompiledRule, type LayerName, type RuleRef } from './compile.js';
@@ -349,20 +349,25 @@ export class Policy {
 
   /**
    * A command's decision, tightened by the rules on `paths` for the files its words name
-   * (commandPaths.ts): each is judged as the read tool reading it, and a rule with `paths` that
-   * denies that read denies the command; one that asks makes an allowed command ask. Only
-   * tightens: a read the rules allow changes nothing.
+   * (commandPaths.ts): each is judged as the read tool reading it, and each file it is known to
+   * write as the write tool writing it; a rule with `paths` that denies that read or write denies
+   * the command, one that asks makes an allowed command ask. Only tightens.
    */
   private withCommandPaths(decision: PolicyDecision, prepared: PreparedCall, call: ToolCall, options: DecideOptions): PolicyDecision {
     const command = prepared.command;
     if (!command.present || command.commands.length === 0) return decision;
-    const words = commandPathWords(command.commands, options.workspaceFolder, os.homedir());
-    for (const file of words) {
-      const read: ToolCall = { tool: READ_TOOL, input: { path: file }, agent: call.agent };
+    const home = os.homedir();
+    const named: Array<{ file: string; tool: typeof READ_TOOL | typeof WRITE_TOOL }> = [
+      ...commandPathWords(command.commands, options.workspaceFolder, home).map((file) => ({ file, tool: READ_TOOL })),
+      ...commandWriteWords(command.commands, options.workspaceFolder, home).map((file) => ({ file, tool: WRITE_TOOL })),
+    ];
+    for (const { file, tool } of named) {
+      const read: ToolCall = { tool, input: { path: file }, agent: call.agent };
       const judged = judgeCall(new PreparedCall(read, this.resolver(options), false), this.judgeContext(read, options), [], undefined);
       const rule = judged.rule;
       if (rule === null || !this.ruleNamesPaths(rule)) continue;
-      const why = `${file} is a path ${rule.layer} rule ${rule.id !== null ? `"${rule.id}"` : rule.index + 1} ${judged.decision === 'deny' ? 'denies' : 'asks about'}${judged.reason !== undefined ? ` (${judged.reason})` : ''}, and the command names it`;
+      const verb = tool === WRITE_TOOL ? 'writes' : 'names';
+      const why = `${file} is a path ${rule.layer} rule ${rule.id !== null ? `"${rule.id}"` : rule.index + 1} ${judged.decision === 'deny' ? 'denies' : 'asks about'}${tool === WRITE_TOOL ? ' writing' : ''}${judged.reason !== undefined ? ` (${judged.reason})` : ''}, and the command ${verb} it`;
       if (judged.decision === 'deny') return { ...decision, decision: 'deny', rule, lowered: false, reason: why };
       if (judged.decision === 'ask' && decision.decision === 'allow') return { ...decision, decision: 'ask', rule, lowered: false, reason: why, ask: judged.ask ?? { onTimeout: 'deny', remember: 'session' } };
     }
@@ -391,8 +396,9 @@ export class Policy {
   }
 }
 
-/** The read tool, as a command's path words are judged (withCommandPaths). */
+/** The read and write tools, as a command's path words are judged (withCommandPaths). */
 const READ_TOOL = { id: 'builtin.read_file', kind: 'builtin', annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }, pathArgs: ['path'] } as const;
+const WRITE_TOOL = { id: 'builtin.write_file', kind: 'builtin', annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false }, pathArgs: ['path'] } as const;
 
 function sandboxModeOf(states: ReadonlyArray<{ name: LayerName; state: LayerState }>): { mode: SandboxMode; from: LayerName | null } {
   for (const { name, state } of states) {

@@ -24,7 +24,9 @@ describe('paths named in commands are judged by the paths rules', () => {
       rules: [
         { id: 'secrets', paths: ['**/.env', `${home}/.ssh/**`, `${home}/.aws/**`, `${home}/.zsh_history`], decision: 'deny', reason: 'secrets stay' },
         { id: 'history', tools: ['builtin.read_file'], paths: [`${home}/.bash_history`], decision: 'ask' },
-        { id: 'readers', tools: ['builtin.run_command'], commands: ['cat *', 'cp *', 'grep *', 'head *', 'tee *', 'ls *', 'wc *'], decision: 'allow' },
+        { id: 'outside', tools: ['builtin.write_file'], paths: ['/**', '!**'], decision: 'deny', reason: 'no writes outside the workspace' },
+        { id: 'lock', tools: ['builtin.write_file'], paths: ['package-lock.json'], decision: 'ask' },
+        { id: 'readers', tools: ['builtin.run_command'], commands: ['cat *', 'cp *', 'grep *', 'head *', 'tee *', 'ls *', 'wc *', 'touch *', 'sed -i *', 'sort *', 'sort -o *', 'mv *', 'dd *'], decision: 'allow' },
       ],
       default: 'ask',
     }), path.join(ws, '.agentpolicy.jsonc')) });
@@ -49,6 +51,17 @@ describe('paths named in commands are judged by the paths rules', () => {
 
   it('leaves everyday commands on workspace files allowed', () => {
     for (const command of ['cat src/a.ts', 'wc -l src/a.ts', 'ls src', 'grep -n x src/a.ts', "cat '$HOME/.ssh/id_rsa'", 'ls -la', 'cat README.md']) {
+      assert.equal(decide(command).decision, 'allow', command);
+    }
+  });
+
+  it('judges the files a command writes as the write tool writing them', () => {
+    for (const command of ['tee -a ~/.bashrc', 'echo x | tee ~/.profile', 'cp src/a.ts /tmp/x', 'mv src/a.ts ../elsewhere', 'touch ~/.ssh/authorized_keys', "sed -i 's/a/b/' ~/.bashrc", 'sort -o /etc/x src/a.ts', 'dd if=src/a.ts of=/tmp/y']) {
+      assert.equal(decide(command).decision, 'deny', command);
+    }
+    assert.match(decide('tee -a ~/.bashrc').reason!, /\.bashrc is a path workspace rule "outside" denies writing \(no writes outside the workspace\), and the command writes it/);
+    assert.equal(decide('touch package-lock.json').decision, 'ask');
+    for (const command of ['touch src/b.ts', 'cp src/a.ts src/c.ts', "sed -i 's/a/b/' src/a.ts", 'sort -o src/sorted src/a.ts', 'tee src/out.txt']) {
       assert.equal(decide(command).decision, 'allow', command);
     }
   });
