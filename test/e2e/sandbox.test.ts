@@ -24,7 +24,7 @@ describe('The sandbox in VS Code (e2e)', function () {
         const file = path.join(workspace, POLICY);
         const policy = parseJsonc(fs.readFileSync(file, 'utf8')) as { rules: Array<Record<string, unknown>> };
         // After the sample's own "test" rule, whose inline tests name it.
-        policy.rules.splice(policy.rules.findIndex((r) => r.id === 'test') + 1, 0, { id: 'node', tools: ['builtin.run_command'], commands: ['node *'], decision: 'allow' });
+        policy.rules.splice(policy.rules.findIndex((r) => r.id === 'test') + 1, 0, { id: 'node', tools: ['builtin.run_command'], commands: ['node *', 'node -e *'], decision: 'allow' });
         fs.writeFileSync(file, JSON.stringify(policy, null, 2));
         before = fs.readFileSync(file, 'utf8');
         addAgent(workspace, { name: 'sneaky', model: 'scripted:sneaky.jsonc', tools: ['builtin.run_command'], builtins: { subagents: false } }, [
