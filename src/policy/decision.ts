@@ -30,6 +30,11 @@ export interface DecideOptions {
    * have run), judged the same way label by label (flowMarks.ts).
    */
   marks?: SessionMarks;
+  /**
+   * Judge the files a command's words name and write by the rules on `paths` (commandPaths.ts;
+   * default true). False: the command's parts alone, as the tests of rule order judge them.
+   */
+  commandPaths?: boolean;
 }
 
 /** How a sandboxable command is to run (policy-format.md, "Sandboxed commands"). */

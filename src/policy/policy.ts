@@ -361,6 +361,7 @@ export class Policy {
       ...commandPathWords(command.commands, options.workspaceFolder, home).map((file) => ({ file, tool: READ_TOOL })),
       ...commandWriteWords(command.commands, options.workspaceFolder, home).map((file) => ({ file, tool: WRITE_TOOL })),
     ];
+    let asked: PolicyDecision | undefined;
     for (const { file, tool } of named) {
       const read: ToolCall = { tool, input: { path: file }, agent: call.agent };
       const judged = judgeCall(new PreparedCall(read, this.resolver(options), false), this.judgeContext(read, options), [], undefined);
@@ -369,9 +370,10 @@ export class Policy {
       const verb = tool === WRITE_TOOL ? 'writes' : 'names';
       const why = `${file} is a path ${rule.layer} rule ${rule.id !== null ? `"${rule.id}"` : rule.index + 1} ${judged.decision === 'deny' ? 'denies' : 'asks about'}${tool === WRITE_TOOL ? ' writing' : ''}${judged.reason !== undefined ? ` (${judged.reason})` : ''}, and the command ${verb} it`;
       if (judged.decision === 'deny') return { ...decision, decision: 'deny', rule, lowered: false, reason: why };
-      if (judged.decision === 'ask' && decision.decision === 'allow') return { ...decision, decision: 'ask', rule, lowered: false, reason: why, ask: judged.ask ?? { onTimeout: 'deny', remember: 'session' } };
+      // An ask holds unless a later file is denied: the strictest wins.
+      if (judged.decision === 'ask' && decision.decision === 'allow') asked ??= { ...decision, decision: 'ask', rule, lowered: false, reason: why, ask: judged.ask ?? { onTimeout: 'deny', remember: 'session' } };
     }
-    return decision;
+    return asked ?? decision;
   }
 
   /** Whether the rule a decision names has a `paths` matcher. */
@@ -385,7 +387,7 @@ export class Policy {
     const context = this.judgeContext(call, options);
     const warnings: string[] = this.staleWarnings.length === 0 ? [] : [...this.staleWarnings];
     let decision = judgeCall(prepared, context, warnings, trace);
-    if (call.tool.id === 'builtin.run_command' && decision.decision !== 'deny') decision = this.withCommandPaths(decision, prepared, call, options);
+    if (call.tool.id === 'builtin.run_command' && decision.decision !== 'deny' && options.commandPaths !== false) decision = this.withCommandPaths(decision, prepared, call, options);
     addCallWarnings(decision.warnings, prepared);
     if (decision.ask !== undefined) {
       // The managed controls cap every grant a person may give; the ask settings may be shared, so a new object.

@@ -381,8 +381,9 @@ after(function () {
 
 const LAYERS: readonly LayerName[] = ['managed', 'workspace', 'user'];
 
+/** The decision of the command's parts alone: the files a command names are judged on top (commandPaths.ts), a tightening tested in test/policy/programs/commandPaths.test.ts. */
 function decide(layers: Partial<Record<LayerName, LayerState | PolicyLayer>>, call: ToolCall, extra: Partial<DecideOptions> = {}): PolicyDecision {
-  return new Policy(layers).decide(call, { ...options, ...extra });
+  return new Policy(layers).decide(call, { ...options, commandPaths: false, ...extra });
 }
 
 // ---------------------------------------------------------------------------------------------
