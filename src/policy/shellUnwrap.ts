@@ -168,6 +168,7 @@ const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh']);
 export const RUNS_PROGRAMS: ReadonlySet<string> = new Set([
   'env', 'sudo', 'doas', 'command', 'exec', 'time', 'nice', 'nohup', 'builtin', 'coproc', 'setsid', 'timeout', 'stdbuf',
   'xargs', 'find', 'eval', 'trap', 'alias', 'compgen', 'complete', 'mapfile', 'readarray', 'declare', 'typeset', 'local', 'hash',
+  'watch', 'flock', 'script', 'npx',
   ...SHELLS,
 ]);
 const FIND_ACTIONS = new Set(['-exec', '-execdir', '-ok', '-okdir']);
@@ -239,6 +240,53 @@ function unwrapOne(words: string[], isStatic: (index: number) => boolean): Inner
         longFlags: ['preserve-status', 'foreground', 'verbose'],
       });
       return run(i + 1); // words[i] is the duration
+    }
+    case 'watch': {
+      // watch runs its words through `sh -c` joined by spaces, or as they are with -x.
+      const i = skipOptions(program, words, 1, {
+        arg: 'nq', flags: true, longArg: ['interval', 'equexit'], longOptional: ['differences'],
+        longFlags: ['no-title', 'beep', 'errexit', 'chgexit', 'color', 'no-color', 'exec', 'precise', 'no-wrap', 'no-linewrap'],
+      });
+      if (i >= words.length) return undefined;
+      const exec = words.slice(1, i).some((w) => w === '--exec' || /^-[A-Za-z]*x/.test(w));
+      return exec ? run(i) : { argv: [], scripts: [script(i, words.length)] };
+    }
+    case 'flock': {
+      // flock [options] FILE COMMAND… | flock [options] FILE -c COMMAND | flock [options] FD.
+      const i = skipOptions(program, words, 1, { arg: 'Ew', flags: 'sxunoF', longArg: ['conflict-exit-code', 'timeout', 'wait'], longFlags: ['shared', 'exclusive', 'unlock', 'nonblock', 'nb', 'close', 'no-fork', 'verbose'] });
+      if (i + 1 >= words.length) return undefined;
+      if (words[i + 1] === '-c' || words[i + 1] === '--command') return words[i + 2] === undefined ? undefined : { argv: [], scripts: [script(i + 2)] };
+      return run(i + 1);
+    }
+    case 'script': {
+      // script -c / --command COMMAND runs COMMAND with the shell; without it, an interactive shell (nothing to read here).
+      for (let k = 1; k < words.length && words[k]!.startsWith('-') && words[k] !== '--'; k++) {
+        const w = words[k]!;
+        if (w === '--command') return words[k + 1] === undefined ? undefined : { argv: [], scripts: [script(k + 1)] };
+        if (w.startsWith('--command=')) return { argv: [], scripts: [{ text: w.slice(10), dynamic: !isStatic(k) }] };
+        if (w.startsWith('--')) {
+          if (['--log-io', '--log-in', '--log-out', '--log-timing', '--logging-format', '--echo', '--output-limit'].includes(w)) k++;
+          continue;
+        }
+        for (let j = 1; j < w.length; j++) {
+          if (w[j] === 'c') return { argv: [], scripts: [j < w.length - 1 ? { text: w.slice(j + 1), dynamic: !isStatic(k) } : script(k + 1)] };
+          if ('TIOBEmo'.includes(w[j]!)) {
+            if (j === w.length - 1) k++;
+            break;
+          }
+        }
+      }
+      return undefined;
+    }
+    case 'npx': {
+      // npx [options] PACKAGE ARGS… runs the package's command; -c / --call CMD runs CMD with the shell.
+      for (let k = 1; k < words.length && words[k]!.startsWith('-') && words[k] !== '--'; k++) {
+        const w = words[k]!;
+        if (w === '-c' || w === '--call') return words[k + 1] === undefined ? undefined : { argv: [], scripts: [script(k + 1)] };
+        if (w.startsWith('--call=')) return { argv: [], scripts: [{ text: w.slice(7), dynamic: !isStatic(k) }] };
+      }
+      const i = skipOptions(program, words, 1, { arg: 'p', flags: 'yq', longArg: ['package'], longFlags: ['yes', 'no', 'quiet', 'ignore-existing'] });
+      return i < words.length ? run(i) : undefined;
     }
     case 'stdbuf':
       return run(skipOptions(program, words, 1, { arg: 'ioe', longArg: ['input', 'output', 'error'] }));

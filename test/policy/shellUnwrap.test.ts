@@ -43,6 +43,16 @@ const RM_SPELLINGS = [
   'builtin command rm x',
   'coproc rm x',
   "trap 'rm x' EXIT",
+  "watch -n1 'rm x'",
+  'watch -x rm x',
+  'flock /tmp/lock rm x',
+  "flock -w 5 /tmp/lock -c 'rm x'",
+  "script -qc 'rm x' /dev/null",
+  "script -q --command 'rm x'",
+  'npx rm x',
+  "npx -c 'rm x'",
+  "npx --call='rm x'",
+  'npx --yes rm x',
 ];
 
 describe('shell unwrapping of programs that run programs', () => {
