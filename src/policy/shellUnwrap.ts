@@ -168,7 +168,7 @@ const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh']);
 export const RUNS_PROGRAMS: ReadonlySet<string> = new Set([
   'env', 'sudo', 'doas', 'command', 'exec', 'time', 'nice', 'nohup', 'builtin', 'coproc', 'setsid', 'timeout', 'stdbuf',
   'xargs', 'find', 'eval', 'trap', 'alias', 'compgen', 'complete', 'mapfile', 'readarray', 'declare', 'typeset', 'local', 'hash',
-  'watch', 'flock', 'script', 'npx',
+  'watch', 'flock', 'script', 'npx', 'npm', 'pnpm', 'yarn', 'docker', 'podman', 'kubectl', 'ssh',
   ...SHELLS,
 ]);
 const FIND_ACTIONS = new Set(['-exec', '-execdir', '-ok', '-okdir']);
@@ -288,6 +288,28 @@ function unwrapOne(words: string[], isStatic: (index: number) => boolean): Inner
       const i = skipOptions(program, words, 1, { arg: 'p', flags: 'yq', longArg: ['package'], longFlags: ['yes', 'no', 'quiet', 'ignore-existing'] });
       return i < words.length ? run(i) : undefined;
     }
+    case 'npm':
+    case 'pnpm':
+    case 'yarn':
+      return packageRunner(program, words, isStatic, run, script);
+    case 'docker':
+    case 'podman': {
+      // docker exec [options] CONTAINER COMMAND…: COMMAND runs in the container.
+      if (words[1] !== 'exec') return undefined;
+      const i = skipOptions(program, words, 2, { arg: 'euw', flags: 'itd', longArg: ['env', 'env-file', 'user', 'workdir', 'detach-keys'], longFlags: ['interactive', 'tty', 'detach', 'privileged'] });
+      return i + 1 < words.length ? run(i + 1) : undefined;
+    }
+    case 'kubectl': {
+      // kubectl exec POD [-c CONTAINER] [-it] -- COMMAND…
+      if (words[1] !== 'exec') return undefined;
+      const dashes = words.indexOf('--');
+      return dashes > 0 && dashes + 1 < words.length ? run(dashes + 1) : undefined;
+    }
+    case 'ssh': {
+      // ssh [options] HOST COMMAND…: the words after HOST, joined, run in the remote shell.
+      const i = skipOptions(program, words, 1, { arg: 'BbcDEeFIiJLlmOopQRSWw', flags: true });
+      return i + 1 < words.length ? { argv: [], scripts: [script(i + 1, words.length)] } : undefined;
+    }
     case 'stdbuf':
       return run(skipOptions(program, words, 1, { arg: 'ioe', longArg: ['input', 'output', 'error'] }));
     case 'xargs': {
@@ -349,6 +371,31 @@ function unwrapOne(words: string[], isStatic: (index: number) => boolean): Inner
       if (SHELLS.has(program)) return shellScript(program, words, isStatic);
       return undefined;
   }
+}
+
+/**
+ * npm/pnpm/yarn `exec`, `x`, `dlx`: `-- COMMAND…`, `-c`/`--call CMD` (a shell line), or the first
+ * word that is no option (the package's command). Other sub-commands run no command of the line.
+ */
+function packageRunner(
+  program: string,
+  words: string[],
+  isStatic: (index: number) => boolean,
+  run: (from: number) => Inner,
+  script: (from: number, to?: number) => Inner['scripts'][number],
+): Inner | undefined {
+  const runners: Record<string, readonly string[]> = { npm: ['exec', 'x'], pnpm: ['exec', 'dlx'], yarn: ['exec', 'dlx'] };
+  if (!runners[program]!.includes(words[1] ?? '')) return undefined;
+  for (let k = 2; k < words.length; k++) {
+    const w = words[k]!;
+    if (w === '--') return k + 1 < words.length ? run(k + 1) : undefined;
+    if (w === '-c' || w === '--call') return words[k + 1] === undefined ? undefined : { argv: [], scripts: [script(k + 1)] };
+    if (w.startsWith('--call=')) return { argv: [], scripts: [{ text: w.slice(7), dynamic: !isStatic(k) }] };
+    if (!w.startsWith('-')) return run(k);
+    // Options that take the next word (`--package x`, `-w ws`): that word is not the command.
+    if (['--package', '-p', '--workspace', '-w', '--filter', '-F', '--dir', '-C', '--prefix'].includes(w)) k++;
+  }
+  return undefined;
 }
 
 /** `trap [--] ACTION SIGNAL...`: ACTION is a command run later; `trap SIGNAL`, `trap - SIGNAL`, `trap -p|-l` run nothing. */

@@ -219,7 +219,8 @@ describe('per-part decisions', () => {
 
   it('property: a call is never allowed when some part alone is not, and denied when some part alone is denied', () => {
     const words = ['ls', 'rm', 'npm', 'git', 'cat'];
-    const args = ['-la', 'x', 'test', 'status', '/'];
+    // No argument that makes one of these a wrapper (`npm x CMD` runs CMD: a further part of its own).
+    const args = ['-la', 'file', 'test', 'status', '/'];
     const commandArb = fc.tuple(fc.constantFrom(...words), fc.array(fc.constantFrom(...args), { maxLength: 2 })).map(([w, a]) => [w, ...a].join(' '));
     const ruleArb = fc.record({
       commands: fc.array(fc.oneof(fc.constantFrom(...words).map((w) => `${w} *`), commandArb), { minLength: 1, maxLength: 2 }),

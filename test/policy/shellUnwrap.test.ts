@@ -53,6 +53,18 @@ const RM_SPELLINGS = [
   "npx -c 'rm x'",
   "npx --call='rm x'",
   'npx --yes rm x',
+  'npm exec -- rm x',
+  'npm x rm x',
+  "npm exec -c 'rm x'",
+  'npm exec --package=foo -- rm x',
+  'pnpm dlx rm x',
+  'pnpm exec rm x',
+  'yarn dlx rm x',
+  'docker exec box rm x',
+  'docker exec -it -u root box rm x',
+  'kubectl exec pod -c app -- rm x',
+  "ssh -p 2222 host 'rm x'",
+  'ssh host rm x',
 ];
 
 describe('shell unwrapping of programs that run programs', () => {
