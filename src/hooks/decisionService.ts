@@ -31,14 +31,13 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { initShellParser } from '../policy/shellParser.js';
 import { editorFor } from './editorBridge.js';
-import { ownProcessAlive as processAlive } from '../runtime/processState.js';
 import { MAX_SOCKET_PATH_BYTES } from './editorDiscovery.js';
 import { blocked, runHook, type HookDeps, type HookOptions } from './hookCommand.js';
 import { findWorkspacePolicy, loadHookPolicy, type HookPolicy, type HookPolicySources } from './hookPolicy.js';
 import { HOST_AGENTS, isHostAgent, type HostAgent } from './hostAgents.js';
 import { writePrivateFile } from './privateFile.js';
 import {
-  discoveryFileOf, ensureServicePort, httpHookToken, readServiceDiscovery, SERVICE_PORT, SERVICE_SOCKET, serviceSecret, socketAnswers, type ServiceDiscovery,
+  discoveryFileOf, ensureServicePort, httpHookToken, readServiceDiscovery, SERVICE_PORT, SERVICE_SOCKET, serviceRuns, serviceSecret, socketAnswers, type ServiceDiscovery,
 } from './serviceFiles.js';
 import { defaultStateDir } from './stateDir.js';
 
@@ -303,10 +302,8 @@ export async function startDecisionService(options: DecisionServiceOptions = {})
   if (socket !== undefined && Buffer.byteLength(socket) > MAX_SOCKET_PATH_BYTES) {
     throw new Error(`the socket path ${socket} is too long for the system (at most ${MAX_SOCKET_PATH_BYTES} bytes): name a shorter state folder`);
   }
-  const running = readServiceDiscovery(stateDir);
-  if (running !== undefined && processAlive(running.pid) && (running.socket === undefined || (await socketAnswers(running.socket)))) {
-    throw new Error(`a decision service already runs for this user (pid ${running.pid}, ${running.url})`);
-  }
+  const running = await serviceRuns(stateDir);
+  if (running !== undefined) throw new Error(`a decision service already runs for this user (pid ${running}, ${readServiceDiscovery(stateDir)?.url ?? 'its url unknown'})`);
   // A resident process parses many commands: the parser compiled fully once, at the start.
   await initShellParser();
 

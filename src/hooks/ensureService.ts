@@ -5,8 +5,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ownProcessAlive as processAlive } from '../runtime/processState.js';
-import { ensureStateFolder, readServiceDiscovery, socketAnswers } from './serviceFiles.js';
+import { ensureStateFolder, serviceRuns } from './serviceFiles.js';
 
 /** How long a started service may take to answer (it compiles the shell parser first). */
 const START_TIMEOUT_MS = 20_000;
@@ -25,14 +24,6 @@ export interface EnsureOptions {
   /** The folder the service starts in (its default workspace). */
   cwd: string;
   env: NodeJS.ProcessEnv;
-}
-
-/** Whether a service of this user answers now. */
-export async function serviceRuns(stateDir: string): Promise<number | undefined> {
-  const found = readServiceDiscovery(stateDir);
-  if (found === undefined || !processAlive(found.pid)) return undefined;
-  if (found.socket !== undefined && !(await socketAnswers(found.socket))) return undefined;
-  return found.pid;
 }
 
 export async function ensureService(options: EnsureOptions): Promise<EnsureResult> {

@@ -6,6 +6,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { ownProcessAlive } from '../runtime/processState.js';
 import { privateDirectoryProblem } from './editorDiscovery.js';
 import { writePrivateFile } from './privateFile.js';
 
@@ -179,4 +180,12 @@ export function socketAnswers(socket: string): Promise<boolean> {
     });
     connection.once('error', () => resolve(false));
   });
+}
+
+/** The pid of this user's service when it answers now (its discovery file, its process alive, its socket answering). */
+export async function serviceRuns(stateDir: string): Promise<number | undefined> {
+  const found = readServiceDiscovery(stateDir);
+  if (found === undefined || !ownProcessAlive(found.pid)) return undefined;
+  if (found.socket !== undefined && !(await socketAnswers(found.socket))) return undefined;
+  return found.pid;
 }

@@ -8,7 +8,7 @@ import { compileGlobSet, compileNameGlob, GlobError, type GlobSet, type GlobTest
 import type { LineMap } from './diagnostics.js';
 import type { Span } from './jsoncFast.js';
 import { equalsTooDeepMessage, MAX_EQUALS_DEPTH } from './parse.js';
-import { readOptions } from './programs/optionSpellings.js';
+import { readOptions, type OptionReading } from './programs/optionSpellings.js';
 import { patternNames } from './programs/programKnowledge.js';
 import type { CallPaths, ResolvedPath } from './paths.js';
 import type { CallView, CommandView } from './preparedCall.js';
@@ -476,6 +476,7 @@ interface OptionPattern {
 }
 
 const optionPatterns = new WeakMap<CommandPattern, OptionPattern | null>();
+const partReadings = new WeakMap<SimpleCommand, OptionReading | null>();
 
 function optionPatternOf(p: CommandPattern): OptionPattern | null {
   let known = optionPatterns.get(p);
@@ -497,8 +498,10 @@ function optionPatternOf(p: CommandPattern): OptionPattern | null {
  */
 function matchesByOptions(patterns: readonly CommandPattern[], c: SimpleCommand): boolean {
   if (c.words[0] !== 'git') return false;
-  const reading = readOptions(c.words);
-  if (reading === undefined) return false;
+  // Every candidate rule asks: the part is read once.
+  let reading = partReadings.get(c);
+  if (reading === undefined) partReadings.set(c, (reading = readOptions(c.words) ?? null));
+  if (reading === null) return false;
   for (const p of patterns) {
     const op = optionPatternOf(p);
     if (op === null) continue;

@@ -4,7 +4,7 @@
 // (the window that ran it may have closed). Off with `agentPolicy.decisionService: false`.
 import * as vscode from 'vscode';
 import { startDecisionService, type DecisionService } from '../hooks/decisionService.js';
-import { serviceRuns } from '../hooks/ensureService.js';
+import { serviceRuns } from '../hooks/serviceFiles.js';
 import { defaultStateDir } from '../hooks/stateDir.js';
 import type { Log } from './log.js';
 
