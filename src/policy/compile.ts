@@ -8,7 +8,7 @@ import { compileGlobSet, compileNameGlob, GlobError, type GlobSet, type GlobTest
 import type { LineMap } from './diagnostics.js';
 import type { Span } from './jsoncFast.js';
 import { equalsTooDeepMessage, MAX_EQUALS_DEPTH } from './parse.js';
-import { readOptions, type OptionReading } from './programs/optionSpellings.js';
+import { readOptions, readsOptionsOf, type OptionReading } from './programs/optionSpellings.js';
 import { patternNames } from './programs/programKnowledge.js';
 import type { CallPaths, ResolvedPath } from './paths.js';
 import type { CallView, CommandView } from './preparedCall.js';
@@ -427,7 +427,8 @@ function urlsMatch(m: UrlMatcher, urls: readonly UrlReading[], loosening: boolea
   return false;
 }
 
-function pathMatches(m: PathMatcher, p: ResolvedPath): boolean {
+/** Whether a rule's `paths` take one resolved path (its globs and `!` excludes). */
+export function pathMatches(m: PathMatcher, p: ResolvedPath): boolean {
   const rel = p.relative;
   const positive = (rel !== null && m.relative.include.test(rel)) || m.absolute.include.test(p.absolute);
   if (!positive) return false;
@@ -497,7 +498,7 @@ function optionPatternOf(p: CommandPattern): OptionPattern | null {
  * takes the part whatever the options' spelling and place (`git -C d push origin -f`, `+main`).
  */
 function matchesByOptions(patterns: readonly CommandPattern[], c: SimpleCommand): boolean {
-  if (c.words[0] !== 'git') return false;
+  if (!readsOptionsOf(c.words[0])) return false;
   // Every candidate rule asks: the part is read once.
   let reading = partReadings.get(c);
   if (reading === undefined) partReadings.set(c, (reading = readOptions(c.words) ?? null));

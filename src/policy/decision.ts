@@ -35,6 +35,8 @@ export interface DecideOptions {
    * default true). False: the command's parts alone, as the tests of rule order judge them.
    */
   commandPaths?: boolean;
+  /** The home folder `~` names in commands (default the user's; tests give a scratch one). */
+  home?: string;
 }
 
 /** How a sandboxable command is to run (policy-format.md, "Sandboxed commands"). */

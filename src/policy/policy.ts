@@ -1,7 +1,7 @@
 // The policy: up to three layers (managed, workspace, user), judged in that order, first
 // matching rule wins. This is the engine's main entry point for the CLI, runtime and extension.
 import * as os from 'node:os';
-import { commandPathWords, commandWriteWords } from './commandPaths.js';
+import { MAX_SCRIPT_DEPTH, tightenByCommandReach } from './commandReach.js';
 import { findNodeAtLocation } from 'jsonc-parser';
 import type { ToolCall } from './call.js';
 import { compileRules, type CompiledRule, type LayerName, type RuleRef } from './compile.js';
@@ -353,41 +353,30 @@ export class Policy {
    * write as the write tool writing it; a rule with `paths` that denies that read or write denies
    * the command, one that asks makes an allowed command ask. Only tightens.
    */
-  private withCommandPaths(decision: PolicyDecision, prepared: PreparedCall, call: ToolCall, options: DecideOptions): PolicyDecision {
-    const command = prepared.command;
-    if (!command.present || command.commands.length === 0) return decision;
-    const home = os.homedir();
-    const named: Array<{ file: string; tool: typeof READ_TOOL | typeof WRITE_TOOL }> = [
-      ...commandPathWords(command.commands, options.workspaceFolder, home).map((file) => ({ file, tool: READ_TOOL })),
-      ...commandWriteWords(command.commands, options.workspaceFolder, home).map((file) => ({ file, tool: WRITE_TOOL })),
-    ];
-    let asked: PolicyDecision | undefined;
-    for (const { file, tool } of named) {
-      const read: ToolCall = { tool, input: { path: file }, agent: call.agent };
-      const judged = judgeCall(new PreparedCall(read, this.resolver(options), false), this.judgeContext(read, options), [], undefined);
-      const rule = judged.rule;
-      if (rule === null || !this.ruleNamesPaths(rule)) continue;
-      const verb = tool === WRITE_TOOL ? 'writes' : 'names';
-      const why = `${file} is a path ${rule.layer} rule ${rule.id !== null ? `"${rule.id}"` : rule.index + 1} ${judged.decision === 'deny' ? 'denies' : 'asks about'}${tool === WRITE_TOOL ? ' writing' : ''}${judged.reason !== undefined ? ` (${judged.reason})` : ''}, and the command ${verb} it`;
-      if (judged.decision === 'deny') return { ...decision, decision: 'deny', rule, lowered: false, reason: why };
-      // An ask holds unless a later file is denied: the strictest wins.
-      if (judged.decision === 'ask' && decision.decision === 'allow') asked ??= { ...decision, decision: 'ask', rule, lowered: false, reason: why, ask: judged.ask ?? { onTimeout: 'deny', remember: 'session' } };
-    }
-    return asked ?? decision;
-  }
-
   /** Whether the rule a decision names has a `paths` matcher. */
   private ruleNamesPaths(ref: RuleRef): boolean {
     const state = this.states.find((s) => s.name === ref.layer)?.state;
     return state?.kind === 'ok' && state.layer.rules[ref.index]?.rule.paths !== undefined;
   }
 
-  private evaluate(call: ToolCall, options: DecideOptions, trace: TraceEntry[] | undefined): PolicyDecision {
+  private evaluate(call: ToolCall, options: DecideOptions, trace: TraceEntry[] | undefined, depth = 0): PolicyDecision {
     const prepared = new PreparedCall(call, this.resolver(options), this.readsUrls);
     const context = this.judgeContext(call, options);
     const warnings: string[] = this.staleWarnings.length === 0 ? [] : [...this.staleWarnings];
     let decision = judgeCall(prepared, context, warnings, trace);
-    if (call.tool.id === 'builtin.run_command' && decision.decision !== 'deny' && options.commandPaths !== false) decision = this.withCommandPaths(decision, prepared, call, options);
+    if (call.tool.id === 'builtin.run_command' && decision.decision !== 'deny' && options.commandPaths !== false && prepared.command.present) {
+      decision = tightenByCommandReach(decision, prepared.command.commands, {
+        workspace: options.workspaceFolder,
+        home: options.home ?? os.homedir(),
+        judgeFile: (tool, file) => {
+          const fileCall: ToolCall = { tool, input: { path: file }, agent: call.agent };
+          const judged = judgeCall(new PreparedCall(fileCall, this.resolver(options), false), this.judgeContext(fileCall, options), [], undefined);
+          return judged.rule !== null && this.ruleNamesPaths(judged.rule) ? judged : undefined;
+        },
+        rules: () => this.states.flatMap(({ state }) => (state.kind === 'ok' ? state.layer.rules : [])),
+        judgeCommand: (command) => (depth >= MAX_SCRIPT_DEPTH ? undefined : this.evaluate({ ...call, input: { ...(call.input as object), command } }, options, undefined, depth + 1)),
+      });
+    }
     addCallWarnings(decision.warnings, prepared);
     if (decision.ask !== undefined) {
       // The managed controls cap every grant a person may give; the ask settings may be shared, so a new object.
@@ -398,9 +387,6 @@ export class Policy {
   }
 }
 
-/** The read and write tools, as a command's path words are judged (withCommandPaths). */
-const READ_TOOL = { id: 'builtin.read_file', kind: 'builtin', annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }, pathArgs: ['path'] } as const;
-const WRITE_TOOL = { id: 'builtin.write_file', kind: 'builtin', annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false }, pathArgs: ['path'] } as const;
 
 function sandboxModeOf(states: ReadonlyArray<{ name: LayerName; state: LayerState }>): { mode: SandboxMode; from: LayerName | null } {
   for (const { name, state } of states) {

@@ -3,7 +3,8 @@
 // a misspelt field.
 import { applyEdits } from 'jsonc-parser';
 import { outrightDenial, SPAWN_TOOL } from './hiddenTools.js';
-import { covers, permissionModeDecision } from './lint.js';
+import { permissionModeDecision } from './lint.js';
+import { covers } from './ruleCoverage.js';
 import { Policy, type PolicyLayer } from './policy.js';
 import { PolicyEditError, type InsertRuleResult, type RuleEditResult, type TextEdit } from './policyEdit.js';
 import { insertRuleEdit } from './ruleTextEdits.js';

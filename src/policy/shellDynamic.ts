@@ -3,6 +3,7 @@
 // an unquoted glob character (* ? [) or a brace expansion (r{m,}, {a..b}) is only known when it
 // runs. A simple command whose program word is not static is `dynamic` (shellWalker.ts).
 import type { ShellNode } from './shellTree.js';
+import { shareRedirectFiles } from './shellRedirects.js';
 import type { SimpleCommand } from './shellCommand.js';
 
 /**
@@ -28,6 +29,7 @@ export function dynamicWordsOf(cmd: SimpleCommand): readonly boolean[] | undefin
  */
 export function partOf(cmd: SimpleCommand, words: string[], from: number): SimpleCommand {
   const part: SimpleCommand = { words, writesToFile: cmd.writesToFile, usesProcessSubstitution: cmd.usesProcessSubstitution };
+  shareRedirectFiles(cmd, part);
   const flags = dynamicWords.get(cmd);
   if (flags && from >= 0) {
     const own = flags.slice(from, from + words.length);

@@ -14,13 +14,7 @@ type Split =
 
 const MAX_DEPTH = 8;
 
-/** What a wrapper runs: argument vectors (`from`: index of their first word in the wrapper's words, -1 when made up), and strings to split as shell commands. */
-interface Inner {
-  argv: Array<{ words: string[]; from: number }>;
-  scripts: Array<{ text: string; dynamic: boolean }>;
-}
-
-class Unknowable extends Error {}
+import { containerRun, envSplitString, makeEval, packageRunner, parallelCommand, Unknowable, type Inner } from './shellRunners.js';
 
 /**
  * The commands with, after each one, the commands its wrappers run. `split` splits a nested
@@ -168,7 +162,7 @@ const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh']);
 export const RUNS_PROGRAMS: ReadonlySet<string> = new Set([
   'env', 'sudo', 'doas', 'command', 'exec', 'time', 'nice', 'nohup', 'builtin', 'coproc', 'setsid', 'timeout', 'stdbuf',
   'xargs', 'find', 'eval', 'trap', 'alias', 'compgen', 'complete', 'mapfile', 'readarray', 'declare', 'typeset', 'local', 'hash',
-  'watch', 'flock', 'script', 'npx', 'npm', 'pnpm', 'yarn', 'docker', 'podman', 'kubectl', 'ssh',
+  'watch', 'flock', 'script', 'npx', 'npm', 'pnpm', 'yarn', 'docker', 'podman', 'kubectl', 'ssh', 'make', 'gmake', 'parallel',
   ...SHELLS,
 ]);
 const FIND_ACTIONS = new Set(['-exec', '-execdir', '-ok', '-okdir']);
@@ -186,6 +180,8 @@ function unwrapOne(words: string[], isStatic: (index: number) => boolean): Inner
   };
   switch (program) {
     case 'env': {
+      const split = envSplitString(words, isStatic);
+      if (split !== undefined) return split;
       let i = skipOptions(program, words, 1, {
         arg: 'uC',
         flags: 'i0v',
@@ -295,16 +291,22 @@ function unwrapOne(words: string[], isStatic: (index: number) => boolean): Inner
     case 'docker':
     case 'podman': {
       // docker exec [options] CONTAINER COMMAND…: COMMAND runs in the container.
+      if (words[1] === 'run' || words[1] === 'create') return containerRun(words, run);
       if (words[1] !== 'exec') return undefined;
       const i = skipOptions(program, words, 2, { arg: 'euw', flags: 'itd', longArg: ['env', 'env-file', 'user', 'workdir', 'detach-keys'], longFlags: ['interactive', 'tty', 'detach', 'privileged'] });
       return i + 1 < words.length ? run(i + 1) : undefined;
     }
     case 'kubectl': {
-      // kubectl exec POD [-c CONTAINER] [-it] -- COMMAND…
-      if (words[1] !== 'exec') return undefined;
+      // kubectl exec POD [-c CONTAINER] [-it] -- COMMAND…, kubectl run NAME --image=I -- COMMAND…
+      if (words[1] !== 'exec' && words[1] !== 'run') return undefined;
       const dashes = words.indexOf('--');
       return dashes > 0 && dashes + 1 < words.length ? run(dashes + 1) : undefined;
     }
+    case 'make':
+    case 'gmake':
+      return makeEval(words, isStatic);
+    case 'parallel':
+      return parallelCommand(words, script);
     case 'ssh': {
       // ssh [options] HOST COMMAND…: the words after HOST, joined, run in the remote shell.
       const i = skipOptions(program, words, 1, { arg: 'BbcDEeFIiJLlmOopQRSWw', flags: true });
@@ -371,31 +373,6 @@ function unwrapOne(words: string[], isStatic: (index: number) => boolean): Inner
       if (SHELLS.has(program)) return shellScript(program, words, isStatic);
       return undefined;
   }
-}
-
-/**
- * npm/pnpm/yarn `exec`, `x`, `dlx`: `-- COMMAND…`, `-c`/`--call CMD` (a shell line), or the first
- * word that is no option (the package's command). Other sub-commands run no command of the line.
- */
-function packageRunner(
-  program: string,
-  words: string[],
-  isStatic: (index: number) => boolean,
-  run: (from: number) => Inner,
-  script: (from: number, to?: number) => Inner['scripts'][number],
-): Inner | undefined {
-  const runners: Record<string, readonly string[]> = { npm: ['exec', 'x'], pnpm: ['exec', 'dlx'], yarn: ['exec', 'dlx'] };
-  if (!runners[program]!.includes(words[1] ?? '')) return undefined;
-  for (let k = 2; k < words.length; k++) {
-    const w = words[k]!;
-    if (w === '--') return k + 1 < words.length ? run(k + 1) : undefined;
-    if (w === '-c' || w === '--call') return words[k + 1] === undefined ? undefined : { argv: [], scripts: [script(k + 1)] };
-    if (w.startsWith('--call=')) return { argv: [], scripts: [{ text: w.slice(7), dynamic: !isStatic(k) }] };
-    if (!w.startsWith('-')) return run(k);
-    // Options that take the next word (`--package x`, `-w ws`): that word is not the command.
-    if (['--package', '-p', '--workspace', '-w', '--filter', '-F', '--dir', '-C', '--prefix'].includes(w)) k++;
-  }
-  return undefined;
 }
 
 /** `trap [--] ACTION SIGNAL...`: ACTION is a command run later; `trap SIGNAL`, `trap - SIGNAL`, `trap -p|-l` run nothing. */

@@ -4,7 +4,7 @@
 // syntax errors bash has and tree-sitter lets through (`a ;; b`, `then` as a command). What the
 // parser leaves as text but bash runs or evaluates, and where the two disagree: shellSeeInto.ts.
 import type { NestedSplit, SimpleCommand } from './shellCommand.js';
-import { dynamicWordsOf, programIndex, setDynamicWords } from './shellDynamic.js';
+import { dynamicWordsOf, isStaticNode, programIndex, setDynamicWords } from './shellDynamic.js';
 import {
   BACKSLASHES_IN_NESTED_QUOTES,
   CONTENT_NODES,
@@ -19,6 +19,7 @@ import {
   semicolonAfterHeredoc,
   unescapeBackticks,
 } from './shellSeeInto.js';
+import { addRedirectFile } from './shellRedirects.js';
 import { positionOf, type ShellNode } from './shellTree.js';
 import { mergePieces, pieceOf, quotedText, wordText, type Piece } from './shellWords.js';
 
@@ -357,9 +358,12 @@ export class Walker {
       const t = target.type === 'number' ? this.text(target) : wordText(this.source, target);
       writes = !/^[0-9]+-?$/.test(t) && t !== '-' && !this.isDevNull(target);
     }
+    const reads = op === '<' || op === '<>';
+    const file = target !== undefined && !procSub && (writes || reads) && target.type !== 'number' ? { file: wordText(this.source, target), writes, known: !target.hasExpansion && isStaticNode(target, this.source) } : undefined;
     for (const t of targets) {
       if (writes) t.writesToFile = true;
       if (procSub) t.usesProcessSubstitution = true;
+      if (file !== undefined) addRedirectFile(t, file);
     }
     return extras;
   }

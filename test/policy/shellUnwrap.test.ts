@@ -103,9 +103,21 @@ describe('shell unwrapping of programs that run programs', () => {
     assert.deepEqual(words('env'), [['env']]);
     assert.deepEqual(words('env A=1'), [['env', 'A=1']]);
     hasPart('env - A=1 rm x', ['rm', 'x']);
-    rejected("env -S 'rm x'");
-    rejected("env --split-string='rm x'");
-    rejected('env -iS rm');
+    // env -S splits its string into words: read as a shell line, which can only split more.
+    hasPart("env -S 'rm x'", ['rm', 'x']);
+    hasPart("env --split-string='rm -f x' y", ['rm', '-f', 'x', 'y']);
+    hasPart('env -iS rm', ['rm']);
+    rejected('env -S "$CMD"');
+  });
+
+  it('make --eval, parallel, docker run, kubectl run', () => {
+    hasPart("make test --eval 'x:;cat ~/.ssh/id_rsa'", ['cat', '~/.ssh/id_rsa']);
+    hasPart("make -E 'y:\n\t@rm -rf $$HOME' y", ['rm', '-rf', '$HOME']);
+    hasPart("parallel 'rm {}' ::: a b", ['rm', '{}']);
+    hasPart('parallel -j 4 gzip -9 ::: a b', ['gzip', '-9']);
+    rejected('parallel -j 2');
+    hasPart('docker run --rm -v /:/host -e A=1 alpine cat /host/etc/shadow', ['cat', '/host/etc/shadow']);
+    hasPart('kubectl run t --image=busybox -- rm -rf /data', ['rm', '-rf', '/data']);
   });
 
   it('sudo and doas', () => {

@@ -47,7 +47,11 @@ export const awk: ProgramKnowledge = {
       }
       const code = withoutStrings(program.text);
       if (/\bsystem\s*\(/.test(code) || /(^|[^|])\|(?!\|)/.test(code) || /@load\b/.test(code)) hits.push({ row: SYSTEM, word: program.text });
-      if (/\bprintf?\b[^;{}\n]*>/.test(code)) hits.push({ row: REDIRECT, word: program.text });
+      if (/\bprintf?\b[^;{}\n]*>/.test(code)) {
+        // The files named by a string after `>` or `>>` (a file named by a variable is not known here).
+        const files = [...program.text.matchAll(/>>?\s*"([^"]+)"/g)].map((m) => m[1]!);
+        hits.push({ row: REDIRECT, word: program.text, ...(files.length > 0 ? { files } : {}) });
+      }
     }
     return hits;
   },

@@ -6,8 +6,8 @@ import { isCredentialVariable } from './credentialNames.js';
 import { row, walkOptions, type ProgramKnowledge, type ProgramReach, type ProgramRow } from './programRow.js';
 
 export const CREDENTIAL_EXPANSION: ProgramRow = row('shell.credential-variable', 'reads-secret', '$NAME / ${NAME…} of a credential variable', 'hands the value of a credential variable (a token, a key, a password) to the command', []);
-const RUNS_ANOTHER = row('env.assignment-runs', 'runs-program', 'env NAME=VALUE for a variable that makes a program run something else (LD_PRELOAD, PATH, NODE_OPTIONS, PAGER, GIT_SSH_COMMAND, …)', 'makes the program it starts load or run another program', []);
-const PRINTENV = row('printenv.secrets', 'reads-secret', 'printenv [NAME], env with no program', 'prints the environment, credential variables included', []);
+const RUNS_ANOTHER = row('env.assignment-runs', 'runs-program', 'env NAME=VALUE (or export NAME=VALUE) for a variable that makes a program run something else (LD_PRELOAD, PATH, NODE_OPTIONS, PAGER, GIT_SSH_COMMAND, …)', 'makes the program it starts load or run another program', []);
+const PRINTENV = row('printenv.secrets', 'reads-secret', 'printenv [NAME], env with no program, set, export [-p], declare/typeset [-p|-x], readonly [-p] with no name', 'prints the environment, credential variables included', []);
 
 /**
  * Variables that make an allowed program run something else (docs/programs.md). Before a program
@@ -35,10 +35,20 @@ export function credentialReaches(words: readonly string[], isStatic: (index: nu
 /** The hit's word for printing the environment: no pattern word is it, so only a rule without this reading allows it (none: ask). */
 const PRINTS_ENVIRONMENT = '(the whole environment)';
 
+/** The shell's own commands that print variables with no name given, or set them for what follows. */
+const BUILTINS = new Set(['set', 'export', 'declare', 'typeset', 'readonly']);
+
 export const printenv: ProgramKnowledge = {
-  programs: ['printenv', 'env'],
+  programs: ['printenv', 'env', ...BUILTINS],
   rows: [RUNS_ANOTHER, PRINTENV, CREDENTIAL_EXPANSION],
   read(words) {
+    if (BUILTINS.has(words[0]!)) {
+      const names = words.slice(1).filter((w) => !w.startsWith('-') && !w.startsWith('+'));
+      // `set -e` sets options; `set` alone, `export -p`, `declare -x` print every variable.
+      if (names.length === 0 && (words[0] !== 'set' || words.length === 1)) return [{ row: PRINTENV, word: PRINTS_ENVIRONMENT }];
+      // `export PATH=/tmp/x` changes what every later program of the line runs.
+      return words[0] === 'set' ? [] : names.filter((w) => RUNS_ANOTHER_NAMES.test(w)).map((w) => ({ row: RUNS_ANOTHER, word: w }));
+    }
     if (words[0] === 'printenv') {
       const names = words.slice(1).filter((w) => !w.startsWith('-'));
       return names.length === 0 || names.some(isCredentialVariable) ? [{ row: PRINTENV, word: PRINTS_ENVIRONMENT }] : [];

@@ -107,7 +107,11 @@ export const git: ProgramKnowledge = {
     }
     if (['log', 'show', 'diff', 'whatchanged', 'format-patch', 'range-diff', 'archive', 'bundle'].includes(sub)) {
       const out = rest.find((w) => longOption(w, ['output', 'output-directory']) !== undefined || (sub === 'format-patch' && (w === '-o' || /^-o./.test(w))) || (sub === 'archive' && (w === '-o' || /^-o./.test(w))));
-      if (out !== undefined) hits.push({ row: OUTPUT, word: out });
+      if (out !== undefined) {
+        // --output=FILE, --output FILE, -oDIR, -o DIR: the file (or folder) it writes.
+        const value = out.includes('=') ? out.slice(out.indexOf('=') + 1) : /^-o./.test(out) ? out.slice(2) : rest[rest.indexOf(out) + 1];
+        hits.push({ row: OUTPUT, word: out, ...(value !== undefined ? { files: [value] } : {}) });
+      }
       if (sub === 'bundle' && rest[0] === 'create') hits.push({ row: OUTPUT, word: 'bundle create' });
     }
     return hits;

@@ -62,14 +62,41 @@ const GIT: Record<string, SubcommandOptions> = {
   },
 };
 
-/** The reading of a command (or a pattern's words), when its program and sub-command are in the table. */
+/** Programs without sub-commands whose destructive options people deny (GNU's option parsing: options anywhere before `--`). */
+const PROGRAMS: Record<string, SubcommandOptions> = {
+  rm: {
+    shorts: { f: ['force'], r: ['recursive'], R: ['recursive'], d: ['dir'], i: ['interactive'], I: ['interactive'], v: ['verbose'] },
+    longs: { ...same('force', 'recursive', 'dir', 'interactive', 'verbose', 'one-file-system', 'no-preserve-root', 'preserve-root') },
+    takesValue: [],
+  },
+  chmod: {
+    shorts: { R: ['recursive'], v: ['verbose'], c: ['changes'], f: ['silent'] },
+    longs: { ...same('recursive', 'verbose', 'changes', 'silent', 'quiet', 'reference', 'no-preserve-root', 'preserve-root') },
+    takesValue: [],
+  },
+};
+
+/** Whether the table reads `program`'s options (a cheap test before readOptions). */
+export function readsOptionsOf(program: string | undefined): boolean {
+  return program === 'git' || (program !== undefined && Object.hasOwn(PROGRAMS, program));
+}
+
+/** The reading of a command (or a pattern's words), when its program (and sub-command) are in the table. */
 export function readOptions(words: readonly string[]): OptionReading | undefined {
-  if (words[0] !== 'git') return undefined;
+  const program = words[0];
+  if (program !== undefined && program !== 'git' && Object.hasOwn(PROGRAMS, program)) return readWith(PROGRAMS[program]!, [program], words, 0);
+  if (program !== 'git') return undefined;
   const at = gitSubcommandIndex(words);
   const sub = words[at];
-  const spec = sub === undefined ? undefined : GIT[sub];
+  const spec = sub === undefined || !Object.hasOwn(GIT, sub) ? undefined : GIT[sub];
   if (spec === undefined) return undefined;
-  const reading: OptionReading = { positional: ['git', sub!], options: new Set() };
+  return readWith(spec, ['git', sub!], words, at);
+}
+
+/** `words` read by `spec` from after index `at` (the program or sub-command), `head` its positional start. */
+function readWith(spec: SubcommandOptions, head: string[], words: readonly string[], at: number): OptionReading {
+  const sub = head[head.length - 1]!;
+  const reading: OptionReading = { positional: [...head], options: new Set() };
   const add = (names: readonly string[] | undefined): void => {
     for (const n of names ?? [`?${sub}`]) reading.options.add(n);
   };

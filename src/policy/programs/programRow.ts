@@ -36,6 +36,13 @@ export interface ProgramReach {
   row: ProgramRow;
   /** The word (or words) of the command that hit the row. */
   word: string;
+  /**
+   * For a row that writes: the files it writes, as the command names them (relative to its
+   * working folder), judged by the rules on paths like the write tool (commandPaths.ts).
+   * `under`: it writes (deletes) everything under these (`find DIR -delete`).
+   */
+  files?: readonly string[];
+  under?: true;
 }
 
 /** What one program family knows: the names it answers to and how to read its words. */

@@ -52,7 +52,11 @@ export const sed: ProgramKnowledge = {
       }
       const found = scriptCommands(script.text);
       if (found.execute) hits.push({ row: EXECUTE, word: script.text });
-      if (found.write) hits.push({ row: WRITE, word: script.text });
+      if (found.write) {
+        // `w FILE`, `W FILE`, `s/a/b/w FILE`: the file name runs to the end of its line.
+        const files = [...script.text.matchAll(/(?:^|[^A-Za-z\\])[wW] *([^\n]+)/g)].map((m) => m[1]!.trim()).filter((f) => f !== '');
+        hits.push({ row: WRITE, word: script.text, ...(files.length > 0 ? { files } : {}) });
+      }
     }
     return hits;
   },

@@ -1,4 +1,5 @@
-// Programs that run a command given in their words (flock, script, npx: src/policy/shellUnwrap.ts;
+// Programs that run a command given in their words (flock, script, npx, env -S, make --eval,
+// parallel: src/policy/shellUnwrap.ts, shellRunners.ts;
 // watch is read the same way, but repeats its command until stopped and wants a terminal: not run here),
 // against the real programs: each runs the command (seen in a scratch folder), and a deny on that
 // command holds through them.
@@ -16,6 +17,11 @@ const CASES: readonly string[] = [
   "script -qc 'touch pwned' /dev/null",
   "script -q --command 'touch pwned' /dev/null",
   "npx -c 'touch pwned'",
+  "env -S 'touch pwned'",
+  "env --split-string='sh -c \"touch pwned\"'",
+  "make --eval 'x:;touch pwned' x",
+  "make -E 'x:\n\ttouch pwned' x",
+  'parallel touch ::: pwned',
 ];
 
 describe('programs that run a command in their words, against the real programs', function () {
@@ -29,7 +35,7 @@ describe('programs that run a command in their words, against the real programs'
       version: 1,
       rules: [
         { tools: ['builtin.run_command'], commands: ['touch *'], decision: 'deny' },
-        { tools: ['builtin.run_command'], commands: ['flock *', 'script *', 'npx *'], decision: 'allow' },
+        { tools: ['builtin.run_command'], commands: ['flock *', 'script *', 'npx *', 'env *', 'make *', 'parallel *'], decision: 'allow' },
       ],
       default: 'ask',
     }), '/ws/.agentpolicy.jsonc') });
