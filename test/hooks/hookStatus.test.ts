@@ -12,7 +12,8 @@ import { hookInstallCommand } from '../../src/cli/hookInstallCommand.js';
 import { hookStatusCommand } from '../../src/cli/hookStatusCommand.js';
 import { startDecisionService } from '../../src/hooks/decisionService.js';
 import { applyHookInstall, planHookInstall } from '../../src/hooks/hookInstall.js';
-import { HOST_FAILURE, shellWords, type HostHookStatus } from '../../src/hooks/hookStatus.js';
+import { shellWords } from '../../src/hooks/hookLauncher.js';
+import { HOST_FAILURE, type HostHookStatus } from '../../src/hooks/hookStatus.js';
 import { HOST_AGENTS } from '../../src/hooks/hostAgents.js';
 
 describe('agentpolicy hook status', () => {
