@@ -4,10 +4,10 @@
 import { generate as peerGenerate, ourPolicy, toCase } from './peerWorkloads.js';
 import { generate, materialise } from './policyBench.js';
 import { runtimeBench } from './runtimeBench.js';
-import { forgetCompiledGlobs } from '../src/policy/globs.js';
-import type { ToolCall } from '../src/policy/call.js';
+import { forgetCompiledGlobs } from '../src/policy/globs/globs.js';
+import type { ToolCall } from '../src/policy/rules/call.js';
 import { loadPolicyText, Policy, type DecideOptions } from '../src/policy/policy.js';
-import { initShellParser } from '../src/policy/shellParser.js';
+import { initShellParser } from '../src/policy/shell/shellParser.js';
 
 export async function init(): Promise<void> {
   await initShellParser();

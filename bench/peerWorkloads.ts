@@ -4,7 +4,7 @@
 // builtin.write_file write_file (their path in `file_path`), mcp.<server>.<tool> is
 // mcp_<server>_<tool> of that server, client.<name> the plain tool name <name>.
 import * as path from 'node:path';
-import type { ToolCall } from '../src/policy/call.js';
+import type { ToolCall } from '../src/policy/rules/call.js';
 import { builtinTool, rng } from './policyBench.js';
 
 export type Verdict = 'allow' | 'ask' | 'deny';

@@ -3,11 +3,11 @@
 // each size and kind, and other benchmarks can call it (or `measure*`) for rows of their own.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ToolCall } from '../src/policy/call.js';
-import { forgetCompiledGlobs } from '../src/policy/globs.js';
-import { PathResolver } from '../src/policy/paths.js';
+import type { ToolCall } from '../src/policy/rules/call.js';
+import { forgetCompiledGlobs } from '../src/policy/globs/globs.js';
+import { PathResolver } from '../src/policy/paths/paths.js';
 import { loadPolicyText, Policy, type DecideOptions } from '../src/policy/policy.js';
-import { splitCommand } from '../src/policy/shellSplit.js';
+import { splitCommand } from '../src/policy/shell/shellSplit.js';
 import { listFilesTool, readFileTool } from '../src/runtime/fileReadTools.js';
 import { median, type BenchRow, type Target } from './table.js';
 

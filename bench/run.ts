@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { initShellParser } from '../src/policy/shellParser.js';
+import { initShellParser } from '../src/policy/shell/shellParser.js';
 import { benchPolicy, type PolicyKind } from './policyBench.js';
 import { hookBench } from './hookBench.js';
 import { mcpBench } from './mcpBench.js';

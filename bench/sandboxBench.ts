@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadPolicyText, Policy } from '../src/policy/policy.js';
-import { initShellParser } from '../src/policy/shellParser.js';
+import { initShellParser } from '../src/policy/shell/shellParser.js';
 import { DEFAULT_PROTECTED_FILES } from '../src/runtime/protected.js';
 import type { ConnectionJudge } from '../src/runtime/sandboxNetwork.js';
 import { canMakeTestHost, startTestHost } from '../test/netHost.js';

@@ -2,8 +2,8 @@
 // (runtime.md). Strict like the policy file: an unknown field is an error.
 import { findNodeAtLocation } from 'jsonc-parser';
 import { z } from 'zod';
-import type { AgentSpawnInfo } from '../policy/lint.js';
-import { parseJsoncWithSchema, type ParsedJsonc } from '../policy/parse.js';
+import type { AgentSpawnInfo } from '../policy/checking/lint.js';
+import { parseJsoncWithSchema, type ParsedJsonc } from '../policy/file/parse.js';
 
 const name = z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a name is letters, digits, "_", "." or "-"');
 

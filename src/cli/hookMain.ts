@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { isHostAgent, HOST_AGENTS, type HostAgent } from '../hooks/hostAgents.js';
 import { editorFor } from '../hooks/editorBridge.js';
 import { blocked, runHook, type HookDeps, type HookOptions } from '../hooks/hookCommand.js';
-import { initShellParser } from '../policy/shellParser.js';
+import { initShellParser } from '../policy/shell/shellParser.js';
 
 export const HOOK_USAGE = `usage:
   agentpolicy hook --agent ${HOST_AGENTS.join('|')} [--timeout S] [--policy F] [--workspace DIR]

@@ -3,8 +3,8 @@
 // `--answer`, every ask stays open and the run ends Blocked (exit 1), listing them.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { LayerName } from '../policy/compile.js';
-import { formatDiagnostic, LineMap, toJson } from '../policy/diagnostics.js';
+import type { LayerName } from '../policy/rules/compile.js';
+import { formatDiagnostic, LineMap, toJson } from '../policy/file/diagnostics.js';
 import { loadPolicyText, Policy, type PolicyLayer } from '../policy/policy.js';
 import { AllowApproval, DenyApproval, ElicitationAnswer, KeepCallbackOpen, ResultReviewAnswer, SignInAnswer, type OpenCallback } from '../runtime/answers.js';
 import { FileAuditLog } from '../runtime/audit.js';

@@ -22,7 +22,7 @@ export { builtinTools } from '../runtime/builtins.js';
 export { FileAuditLog, MemoryAuditLog } from '../runtime/audit.js';
 export { readAuditLog, auditTable } from '../runtime/auditRead.js';
 export { Policy, loadPolicyText } from '../policy/policy.js';
-export { initShellParser } from '../policy/shellParser.js';
+export { initShellParser } from '../policy/shell/shellParser.js';
 export { OpenAICompatibleModel } from '../runtime/providers/openaiCompatible.js';
 export type { OpenAICompatibleOptions } from '../runtime/providers/openaiCompatible.js';
 export { providerModelFactory, openAICompatibleFromEnv } from '../runtime/providers/index.js';

@@ -29,7 +29,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { initShellParser } from '../policy/shellParser.js';
+import { initShellParser } from '../policy/shell/shellParser.js';
 import { editorFor } from './editorBridge.js';
 import { MAX_SOCKET_PATH_BYTES } from './editorDiscovery.js';
 import { blocked, runHook, type HookDeps, type HookOptions } from './hookCommand.js';

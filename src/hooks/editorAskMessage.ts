@@ -5,9 +5,9 @@
 // question, and what it says is shown defanged.
 import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { canonicalJson } from '../policy/compile.js';
-import { MARK_PATTERN } from '../policy/policyNames.js';
-import { isRemember, type Remember } from '../policy/grantLength.js';
+import { canonicalJson } from '../policy/rules/compile.js';
+import { MARK_PATTERN } from '../policy/file/policyNames.js';
+import { isRemember, type Remember } from '../policy/file/grantLength.js';
 import type { ExternalAsk } from '../runtime/externalSession.js';
 import { PROTOCOL_VERSION } from './editorBridge.js';
 import { HOST_AGENTS, type HostAgent } from './hostAgents.js';

@@ -8,7 +8,7 @@
 // the window answers with one line, `{"answer":…,"by":…,"reason"?:…}`, or `{"error":…}`, and
 // closes. The hook closing first (its deadline passed, or its host stopped it) closes the ask.
 import type * as Net from 'node:net';
-import type { Remember } from '../policy/grantLength.js';
+import type { Remember } from '../policy/file/grantLength.js';
 import type { PartDecision, PolicyDecision } from '../policy/policy.js';
 import { bridgeDirectories, bridgeSupported, liveDiscovery, privateDirectoryProblem, readAcceptedPolicy, realFolder, type Discovery } from './editorDiscovery.js';
 import type { HostAgent } from './hostAgents.js';

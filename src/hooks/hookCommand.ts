@@ -5,10 +5,10 @@
 // fails must never let a call through (most hosts let a call through when the hook crashes).
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ToolCall } from '../policy/call.js';
-import type { Remember } from '../policy/grantLength.js';
+import type { ToolCall } from '../policy/rules/call.js';
+import type { Remember } from '../policy/file/grantLength.js';
 import type { PolicyDecision } from '../policy/policy.js';
-import { mcpServerOf, mcpServerRefusal } from '../policy/managedControls.js';
+import { mcpServerOf, mcpServerRefusal } from '../policy/rules/managedControls.js';
 import { auditParts, FileAuditLog, inputDigest, summarizeInput, type AuditEntry } from '../runtime/audit.js';
 import { PROTECTED_FILES_HOOK, protectedFilesCheck, protectedPathsOf } from '../runtime/protected.js';
 import { bridgeDirectories } from './editorDiscovery.js';

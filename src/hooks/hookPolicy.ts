@@ -7,11 +7,11 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { LayerName } from '../policy/compile.js';
-import { HeldPolicy } from '../policy/heldPolicy.js';
+import type { LayerName } from '../policy/rules/compile.js';
+import { HeldPolicy } from '../policy/editing/heldPolicy.js';
 import { nextLayerState, Policy, loadPolicyText, type LayerState, type PolicyLayer } from '../policy/policy.js';
-import type { Span } from '../policy/jsoncFast.js';
-import type { PolicyFile } from '../policy/schema.js';
+import type { Span } from '../policy/file/jsoncFast.js';
+import type { PolicyFile } from '../policy/file/schema.js';
 import { writePrivateFile } from './privateFile.js';
 import { defaultStateDir } from './stateDir.js';
 

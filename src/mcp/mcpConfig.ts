@@ -5,8 +5,8 @@ import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { findNodeAtLocation, getNodeValue, type Node } from 'jsonc-parser';
 import { z } from 'zod';
-import type { Diagnostic } from '../policy/diagnostics.js';
-import { nearest, parseJsoncWithSchema } from '../policy/parse.js';
+import type { Diagnostic } from '../policy/file/diagnostics.js';
+import { nearest, parseJsoncWithSchema } from '../policy/file/parse.js';
 
 export interface McpStdioServerConfig {
   name: string;

@@ -3,8 +3,8 @@
 // policy author chose through `effectiveHints`).
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolAnnotations } from '../policy/call.js';
-import { hintNames } from '../policy/policyNames.js';
+import type { ToolAnnotations } from '../policy/rules/call.js';
+import { hintNames } from '../policy/file/policyNames.js';
 import { isObject, withoutSchemaUri } from '../runtime/model.js';
 import type { InputCheck, RuntimeTool, SignInSource, ToolRunContext } from '../runtime/tools.js';
 import type { ToolInputValidator } from './mcpInputValidator.js';

@@ -7,12 +7,12 @@
 // (it denies or lets the walk go on, both fine), any other stops the proof. So hiding is sound
 // (a hidden tool's every call is denied) but not complete (a tool may be denied for every input
 // without a proof here, e.g. by an allow on paths no input can name).
-import { effectiveHints, kindFromId, type ToolDescriptor } from './call.js';
-import { toolMismatch, type CompiledRule, type LayerName, type RuleRef, type ToolView } from './compile.js';
-import { literalPrefix, isOpenPrefix } from './globs.js';
+import { effectiveHints, kindFromId, type ToolDescriptor } from './rules/call.js';
+import { toolMismatch, type CompiledRule, type LayerName, type RuleRef, type ToolView } from './rules/compile.js';
+import { literalPrefix, isOpenPrefix } from './globs/globs.js';
 import type { Policy, PolicyLayer } from './policy.js';
-import { SUBAGENT_TOOL_ANNOTATIONS } from './policyNames.js';
-import type { Decision, ToolKind } from './schema.js';
+import { SUBAGENT_TOOL_ANNOTATIONS } from './file/policyNames.js';
+import type { Decision, ToolKind } from './file/schema.js';
 
 /** `agents.spawn` as the runtime offers it (runtime/subagentTools.ts): hidden when every start is denied. */
 export const SPAWN_TOOL: ToolDescriptor = { id: 'agents.spawn', kind: 'builtin', annotations: SUBAGENT_TOOL_ANNOTATIONS };

@@ -1,24 +1,24 @@
 // The policy: up to three layers (managed, workspace, user), judged in that order, first
 // matching rule wins. This is the engine's main entry point for the CLI, runtime and extension.
 import * as os from 'node:os';
-import { MAX_SCRIPT_DEPTH, tightenByCommandReach } from './commandReach.js';
+import { MAX_SCRIPT_DEPTH, tightenByCommandReach } from './rules/commandReach.js';
 import { findNodeAtLocation } from 'jsonc-parser';
-import type { ToolCall } from './call.js';
-import { compileRules, type CompiledRule, type LayerName, type RuleRef } from './compile.js';
-import type { DecideOptions, Explanation, PolicyDecision, TraceEntry } from './decision.js';
-import { NO_MARKS } from './flowMarks.js';
-import { judgeCall, judgeConnectionParts, sandboxAvailability, type JudgeContext, type JudgedLayer } from './judgement.js';
-import { combineConnection, connectionCall, connectionUrl, type ConnectionDecision, type ConnectionTarget } from './connection.js';
-import { hasErrors, type Diagnostic } from './diagnostics.js';
-import { parseJsoncWithSchema, type KnownReading, type ParsedJsonc } from './parse.js';
-import { PathResolver } from './paths.js';
-import { policyFileFastCheck } from './policyFileFastCheck.js';
-import { PreparedCall } from './preparedCall.js';
-import { NO_TOOL_RULES, ToolIndex, type ToolRules } from './toolIndex.js';
-import { hintNames } from './policyNames.js';
-import { compileGlobSet, GlobError } from './globs.js';
-import { brokenControls, capRemember, controlsDiagnostics, controlsOf, NO_CONTROLS, type ManagedControls } from './managedControls.js';
-import type { Decision, PolicyFile, SandboxMode } from './schema.js';
+import type { ToolCall } from './rules/call.js';
+import { compileRules, type CompiledRule, type LayerName, type RuleRef } from './rules/compile.js';
+import type { DecideOptions, Explanation, PolicyDecision, TraceEntry } from './rules/decision.js';
+import { NO_MARKS } from './rules/flowMarks.js';
+import { judgeCall, judgeConnectionParts, sandboxAvailability, type JudgeContext, type JudgedLayer } from './rules/judgement.js';
+import { combineConnection, connectionCall, connectionUrl, type ConnectionDecision, type ConnectionTarget } from './rules/connection.js';
+import { hasErrors, type Diagnostic } from './file/diagnostics.js';
+import { parseJsoncWithSchema, type KnownReading, type ParsedJsonc } from './file/parse.js';
+import { PathResolver } from './paths/paths.js';
+import { policyFileFastCheck } from './file/policyFileFastCheck.js';
+import { PreparedCall } from './rules/preparedCall.js';
+import { NO_TOOL_RULES, ToolIndex, type ToolRules } from './rules/toolIndex.js';
+import { hintNames } from './file/policyNames.js';
+import { compileGlobSet, GlobError } from './globs/globs.js';
+import { brokenControls, capRemember, controlsDiagnostics, controlsOf, NO_CONTROLS, type ManagedControls } from './rules/managedControls.js';
+import type { Decision, PolicyFile, SandboxMode } from './file/schema.js';
 
 export const LAYER_ORDER: readonly LayerName[] = ['managed', 'workspace', 'user'];
 
@@ -113,9 +113,9 @@ export function loadPolicyText(text: string, file: string, layer: LayerName = 'w
  * The schema, built at its first use: its zod objects cost tens of milliseconds, which a hook
  * that finds its policy already validated never pays. (The bundler keeps a required module lazy.)
  */
-function policyFileSchema(): typeof import('./schema.js').PolicyFileSchema {
+function policyFileSchema(): typeof import('./file/schema.js').PolicyFileSchema {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require('./schema.js') as typeof import('./schema.js')).PolicyFileSchema;
+  return (require('./file/schema.js') as typeof import('./file/schema.js')).PolicyFileSchema;
 }
 
 /**
@@ -133,7 +133,7 @@ export function nextLayerState(previous: LayerState | undefined, loaded: PolicyL
   return { kind: 'broken', current: loaded };
 }
 
-export type { AskSettings, DecideOptions, Explanation, PartDecision, PolicyDecision, SandboxRun, TraceEntry } from './decision.js';
+export type { AskSettings, DecideOptions, Explanation, PartDecision, PolicyDecision, SandboxRun, TraceEntry } from './rules/decision.js';
 
 /** Up to three layers in force, judged together. */
 export class Policy {

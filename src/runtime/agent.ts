@@ -1,8 +1,8 @@
 // Agents, subagents and their permission policies, as a program declares them in code.
 // Imports session.ts (for `agent.startSession()`) and modules below it; no session module imports this file.
 import { loadPolicyText, Policy } from '../policy/policy.js';
-import { formatDiagnostic, toJson } from '../policy/diagnostics.js';
-import { RuleSchema, type Decision, type Rule } from '../policy/schema.js';
+import { formatDiagnostic, toJson } from '../policy/file/diagnostics.js';
+import { RuleSchema, type Decision, type Rule } from '../policy/file/schema.js';
 import { SdkError } from './answers.js';
 import type { Model } from './model.js';
 import { startSession, type Session } from './session.js';

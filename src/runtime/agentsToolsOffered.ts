@@ -6,11 +6,11 @@
 import * as path from 'node:path';
 import { findNodeAtLocation } from 'jsonc-parser';
 import type { AgentsFile } from '../agents/agentsFile.js';
-import type { LayerName, RuleRef } from '../policy/compile.js';
-import type { Diagnostic } from '../policy/diagnostics.js';
+import type { LayerName, RuleRef } from '../policy/rules/compile.js';
+import type { Diagnostic } from '../policy/file/diagnostics.js';
 import { describeDenial, outrightDenial, unlistedToolsHidden, type HiddenToolOptions, type UnlistedTools } from '../policy/hiddenTools.js';
-import { permissionModeDecision } from '../policy/lint.js';
-import type { ParsedJsonc } from '../policy/parse.js';
+import { permissionModeDecision } from '../policy/checking/lint.js';
+import type { ParsedJsonc } from '../policy/file/parse.js';
 import type { Policy } from '../policy/policy.js';
 import type { RootAgentDefinition, SubagentDefinition } from './sessionOptions.js';
 import { definitionOf } from './sessionDefinition.js';

@@ -1,8 +1,8 @@
 // The values that cross the runtime's surface: answers to callbacks, what answering returns,
 // the states a turn reaches, and the callbacks themselves (runtime.md; names from the seed).
-import type { ToolAnnotations, ToolKind } from '../policy/call.js';
+import type { ToolAnnotations, ToolKind } from '../policy/rules/call.js';
 import type { ElicitationRequest } from './tools.js';
-import type { Remember } from '../policy/grantLength.js';
+import type { Remember } from '../policy/file/grantLength.js';
 import type { PolicyDecision } from '../policy/policy.js';
 import type { CommandSandboxReport } from './sandboxNote.js';
 

@@ -6,7 +6,7 @@
 import { hash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { canonicalJson } from '../policy/compile.js';
+import { canonicalJson } from '../policy/rules/compile.js';
 import type { AuditSandbox } from './auditSandbox.js';
 
 export type AuditEvent = 'session-started' | 'session-ended' | 'decision' | 'callback-opened' | 'callback-settled' | 'sandbox-cleanup' | 'grant-revoked' | 'answer-refused' | 'tools-hidden' | 'connection' | 'server-started';

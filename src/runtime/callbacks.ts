@@ -8,7 +8,7 @@ import {
   AlreadySettled, Answered, ElicitationAnswer, NotFound, ResultReviewAnswer, SdkError,
   type AnswerResult, type ApprovalRequest, type CallbackAnswer, type OpenCallback,
 } from './answers.js';
-import { rememberSeconds } from '../policy/grantLength.js';
+import { rememberSeconds } from '../policy/file/grantLength.js';
 import { inputDigest, summarizeInput, type AuditEntry } from './audit.js';
 import { checkFieldValue } from './elicitationForm.js';
 import type { RuntimeEvent } from './events.js';

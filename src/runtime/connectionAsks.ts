@@ -10,7 +10,7 @@
 import { inputDigest, summarizeInput } from './audit.js';
 import { OpenApproval, type ApprovalRequest } from './answers.js';
 import { openCallback } from './callbacks.js';
-import type { ConnectionDecision, ConnectionTarget } from '../policy/connection.js';
+import type { ConnectionDecision, ConnectionTarget } from '../policy/rules/connection.js';
 import type { Policy, PolicyDecision } from '../policy/policy.js';
 import type { ConnectionAnswer, ConnectionJudge } from './sandboxNetwork.js';
 import type { RuntimeTool } from './tools.js';

@@ -9,10 +9,10 @@
 // earlier grant (Allow for Session, for 15 minutes…) of the same call, or of the same asking parts
 // of a compound command, in the same host session (sessionGrants.ts).
 import { hash } from 'node:crypto';
-import { kindFromId } from '../policy/call.js';
-import { canonicalJson } from '../policy/compile.js';
-import type { Remember } from '../policy/grantLength.js';
-import { capRemember, NO_CONTROLS, type ManagedControls } from '../policy/managedControls.js';
+import { kindFromId } from '../policy/rules/call.js';
+import { canonicalJson } from '../policy/rules/compile.js';
+import type { Remember } from '../policy/file/grantLength.js';
+import { capRemember, NO_CONTROLS, type ManagedControls } from '../policy/rules/managedControls.js';
 import type { PartDecision, PolicyDecision } from '../policy/policy.js';
 import { OpenApproval, type AnswerResult, type ApprovalRequest, type CallbackAnswer, type OpenCallback } from './answers.js';
 import { auditParts, auditTime, inputDigest, summarizeInput, type AuditEntry, type AuditSink } from './audit.js';

@@ -5,7 +5,7 @@ import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { Minimatch } from 'minimatch';
 import { z } from 'zod';
-import { PathResolver } from '../policy/paths.js';
+import { PathResolver } from '../policy/paths/paths.js';
 import { fsError, typeOf, type EntryType } from './fileSystem.js';
 import { withInputSchema } from './toolInputSchema.js';
 import { zodTool, type RuntimeTool } from './tools.js';

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { PathResolver } from '../policy/paths.js';
+import { PathResolver } from '../policy/paths/paths.js';
 import { errnoCode, fsError, lstatOrUndefined, typeOf, type EntryType } from './fileSystem.js';
 import { withInputSchema } from './toolInputSchema.js';
 import { zodTool, type RuntimeTool } from './tools.js';

@@ -2,7 +2,7 @@
 // model call, then model call, tool calls, model call… until the model answers without a call.
 // Imports signIn.ts, turn.ts, audit.ts, offeredTools.ts, serverSandbox.ts, the policy's managed controls and hidden tools, and types only (tree, session definition, tool calls, model, tools).
 import { describeDenial } from '../policy/hiddenTools.js';
-import { mcpServerRefusal, NO_CONTROLS } from '../policy/managedControls.js';
+import { mcpServerRefusal, NO_CONTROLS } from '../policy/rules/managedControls.js';
 import { auditHidden } from './audit.js';
 import { offeredTools } from './offeredTools.js';
 import type { Message } from './model.js';

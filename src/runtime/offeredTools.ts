@@ -4,9 +4,9 @@
 // A hidden tool stays callable by its name: a call of it (the model remembered it, a prompt named
 // it) is judged, denied and audited like any other.
 // Imports the policy engine, and tree.ts and tools.ts for types only.
-import type { ToolDescriptor } from '../policy/call.js';
+import type { ToolDescriptor } from '../policy/rules/call.js';
 import { outrightDenial, type HiddenToolOptions, type OutrightDenial } from '../policy/hiddenTools.js';
-import { permissionModeDecision } from '../policy/lint.js';
+import { permissionModeDecision } from '../policy/checking/lint.js';
 import type { Policy } from '../policy/policy.js';
 import type { Tree } from './tree.js';
 import type { RuntimeTool } from './tools.js';

@@ -6,9 +6,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { commandOf, effectiveHints, type ToolDescriptor } from '../policy/call.js';
-import { CONVENTIONAL_PATH_FIELDS, realpathOfExistingPrefix } from '../policy/paths.js';
-import { splitCommand } from '../policy/shellSplit.js';
+import { commandOf, effectiveHints, type ToolDescriptor } from '../policy/rules/call.js';
+import { CONVENTIONAL_PATH_FIELDS, realpathOfExistingPrefix } from '../policy/paths/paths.js';
+import { splitCommand } from '../policy/shell/shellSplit.js';
 import { homeStartupPaths, WORKSPACE_PERSISTENCE_FILES } from './persistenceFiles.js';
 import type { ToolHook } from './sessionOptions.js';
 

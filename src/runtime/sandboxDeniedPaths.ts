@@ -7,7 +7,7 @@
 // policy's judgement of a command's text; the sandbox hides what the walk found.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { compilePathGlob, isLiteral, literalPrefix, type GlobTest } from '../policy/globs.js';
+import { compilePathGlob, isLiteral, literalPrefix, type GlobTest } from '../policy/globs/globs.js';
 import type { Policy } from '../policy/policy.js';
 import { READ_TOOL_IDS } from './fileReadTools.js';
 

@@ -4,10 +4,10 @@
 // on the deciding allow rules). The sandbox keeps a command from changing things; this keeps it
 // from being handed the keys in its environment, which it could print into its output or, with
 // the network on, send away. docs/sandbox.md lists the patterns and why each is there; the list
-// is the policy's (src/policy/programs/credentialNames.ts): the judge reads commands by it too.
-import { isCredentialVariable } from '../policy/programs/credentialNames.js';
+// is the policy's (src/policy/shell/programs/credentialNames.ts): the judge reads commands by it too.
+import { isCredentialVariable } from '../policy/shell/programs/credentialNames.js';
 
-export { CREDENTIAL_VARIABLE_PATTERNS, isCredentialVariable } from '../policy/programs/credentialNames.js';
+export { CREDENTIAL_VARIABLE_PATTERNS, isCredentialVariable } from '../policy/shell/programs/credentialNames.js';
 
 /**
  * `env` without its credential variables, but for those named in `passed` (exact names, as a

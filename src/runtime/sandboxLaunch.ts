@@ -18,7 +18,7 @@ import { platformSandboxInputs, type PlatformNetwork } from './sandboxPlatforms.
 import { sandboxAvailability } from './sandboxProbe.js';
 import { maskSecrets, processCa, secretProxyOptions, trustArgs } from './sandboxSecrets.js';
 import { unixSocketFilter } from './sandboxSeccomp.js';
-import type { ToolSandbox } from './tools.js';
+import type { ToolSandbox } from './toolSandbox.js';
 
 export interface PreparedSandbox {
   launch: SandboxLaunch;

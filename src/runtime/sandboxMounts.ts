@@ -9,7 +9,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { realpathOfExistingPrefix } from '../policy/paths.js';
+import { realpathOfExistingPrefix } from '../policy/paths/paths.js';
 import { privateCacheArgs } from './sandboxEnvironment.js';
 import { isolationArgs } from './sandboxProbe.js';
 import { hiddenPaths, hideArgs, type HiddenPath } from './sandboxReads.js';

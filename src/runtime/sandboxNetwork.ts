@@ -15,7 +15,7 @@ import { createHttpProxyServer, markHandedInConnection } from '@anthropic-ai/san
 import { createSocksProxyServer } from '@anthropic-ai/sandbox-runtime/dist/sandbox/socks-proxy.js';
 import { createResolvedAddressGuard } from '@anthropic-ai/sandbox-runtime/dist/sandbox/resolved-address-guard.js';
 import { capabilityArgs, processHasBoundingCapability } from '@anthropic-ai/sandbox-runtime/dist/sandbox/linux-sandbox-utils.js';
-import type { ConnectionTarget } from '../policy/connection.js';
+import type { ConnectionTarget } from '../policy/rules/connection.js';
 import { processAlive } from './processState.js';
 import type { SecretProxyOptions } from './sandboxSecrets.js';
 

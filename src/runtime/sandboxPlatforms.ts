@@ -6,7 +6,7 @@
 // (as written, and through the links on the way: both sandboxes see the real path).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { realpathOfExistingPrefix } from '../policy/paths.js';
+import { realpathOfExistingPrefix } from '../policy/paths/paths.js';
 import { isCredentialVariable } from './sandboxEnvironment.js';
 import { isWithin } from './sandboxMounts.js';
 import { HOME_CREDENTIAL_STORES } from './sandboxReads.js';

@@ -5,13 +5,13 @@
 // With no policy at all (permission modes only) a command runs sandboxed where the machine can,
 // with the network off unless a person allowed it.
 import * as os from 'node:os';
-import { SANDBOXED_TOOL } from '../policy/judgement.js';
+import { SANDBOXED_TOOL } from '../policy/rules/judgement.js';
 import type { Policy, PolicyDecision, SandboxRun } from '../policy/policy.js';
 import { PROTECTED_FILES_HOOK } from './protected.js';
 import type { CommandSandboxReport } from './sandboxNote.js';
 import { policyDeniedPaths } from './sandboxDeniedPaths.js';
 import { describeSandbox, sandboxAvailability } from './sandboxProbe.js';
-import type { ToolSandbox } from './tools.js';
+import type { ToolSandbox } from './toolSandbox.js';
 
 export { SANDBOXED_TOOL };
 

@@ -13,8 +13,8 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { findNodeAtOffset, getNodePath, type Node } from 'jsonc-parser';
 import { z } from 'zod';
-import { LineMap, type Diagnostic } from '../policy/diagnostics.js';
-import { nearest, parseJsoncWithSchema } from '../policy/parse.js';
+import { LineMap, type Diagnostic } from '../policy/file/diagnostics.js';
+import { nearest, parseJsoncWithSchema } from '../policy/file/parse.js';
 import { ModelError, type Message, type Model, type ModelRequest, type ModelResponse, type ModelToolCall } from './model.js';
 
 // ---------------------------------------------------------------------------------------------

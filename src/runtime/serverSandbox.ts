@@ -15,7 +15,8 @@ import { prepareSandbox, type PreparedSandbox } from './sandboxLaunch.js';
 import { sandboxLimits } from './sandboxNote.js';
 import { sandboxAvailability } from './sandboxProbe.js';
 import { deniedPathsOf } from './sandboxRun.js';
-import type { PreparedServerSandbox, ServerSandboxHost, ServerSandboxRun, ToolSandbox } from './tools.js';
+import type { PreparedServerSandbox, ServerSandboxHost, ServerSandboxRun } from './tools.js';
+import type { ToolSandbox } from './toolSandbox.js';
 import type { SessionScope, Tree } from './tree.js';
 import type { TurnCore } from './turn.js';
 

@@ -7,7 +7,7 @@
 // TreeSession and TurnOwner), and agent.ts imports it to start sessions.
 import * as path from 'node:path';
 import { SPAWN_TOOL } from '../policy/hiddenTools.js';
-import { initShellParser } from '../policy/shellParser.js';
+import { initShellParser } from '../policy/shell/shellParser.js';
 import { SdkError, type AnswerResult, type Blocked, type OpenCallback, type TurnState } from './answers.js';
 import { answerCallback, closeCallbacks, type AnsweredBy } from './callbacks.js';
 import { drive } from './drivers.js';

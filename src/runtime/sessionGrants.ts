@@ -14,12 +14,12 @@
 // A grant is honoured only while the ask it would answer could still be given it: never after it
 // lapses (by the clock the session was started with), never for an ask that may not be remembered
 // that long now (`remember`, an untrusted workspace), never for a hook's ask (callers check hooks first).
-import { CONVENTIONAL_COMMAND_FIELDS } from '../policy/call.js';
-import { canonicalJson } from '../policy/compile.js';
-import { rememberSeconds, type Remember } from '../policy/grantLength.js';
+import { CONVENTIONAL_COMMAND_FIELDS } from '../policy/rules/call.js';
+import { canonicalJson } from '../policy/rules/compile.js';
+import { rememberSeconds, type Remember } from '../policy/file/grantLength.js';
 import type { PartDecision, PolicyDecision } from '../policy/policy.js';
-import { commandLabel } from '../policy/preparedCall.js';
-import { splitPlainCommand } from '../policy/shellFastSplit.js';
+import { commandLabel } from '../policy/rules/preparedCall.js';
+import { splitPlainCommand } from '../policy/shell/shellFastSplit.js';
 import { SUMMARY_MAX, truncate, type AuditEntry } from './audit.js';
 
 /** Epoch milliseconds; `Date.now` unless a test gives its own. */

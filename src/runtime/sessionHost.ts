@@ -5,7 +5,7 @@
 // the same way. Plain TypeScript: the VS Code layer only shows what this holds.
 import type { Agent } from './agent.js';
 import { SdkError, type AnswerResult, type CallbackAnswer, type OpenCallback, type TurnState } from './answers.js';
-import type { ManagedControls } from '../policy/managedControls.js';
+import type { ManagedControls } from '../policy/rules/managedControls.js';
 import type { AuditSink } from './audit.js';
 import { interruptedSessions, readAuditLog, type RecoveredSession } from './auditRead.js';
 import type { RuntimeEvent } from './events.js';

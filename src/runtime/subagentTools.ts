@@ -1,6 +1,6 @@
 // The subagent tools: agents.spawn, agents.message, agents.wait, agents.interrupt.
 import { z } from 'zod';
-import { SUBAGENT_TOOL_ANNOTATIONS } from '../policy/policyNames.js';
+import { SUBAGENT_TOOL_ANNOTATIONS } from '../policy/file/policyNames.js';
 import { zodTool, type RuntimeTool, type SubagentHandle, type SubagentHost, type ToolRunContext } from './tools.js';
 
 function host(context: ToolRunContext): SubagentHost {

@@ -5,9 +5,9 @@
 // and who allowed it say (sandboxRun.ts).
 // Imports the policy engine, answers, audit, callbacks, signIn, elicitation, offeredTools, resultReview, sessionGrants, tree (for newId)
 // and types only (turn, events, model, tools); never session.ts.
-import type { ToolCall } from '../policy/call.js';
-import { canonicalJson, InputTooDeepError } from '../policy/compile.js';
-import { permissionModeDecision } from '../policy/lint.js';
+import type { ToolCall } from '../policy/rules/call.js';
+import { canonicalJson, InputTooDeepError } from '../policy/rules/compile.js';
+import { permissionModeDecision } from '../policy/checking/lint.js';
 import type { PolicyDecision } from '../policy/policy.js';
 import { OpenApproval, type ApprovalRequest } from './answers.js';
 import { auditParts, inputDigest, summarizeInput, truncate, type AuditEntry } from './audit.js';
@@ -25,7 +25,8 @@ import { longestGrant, grantAuditFields, grantedUntil, type GrantCall, type Sess
 import { ensureSignedIn } from './signIn.js';
 import { newId, type SessionScope, type Tree } from './tree.js';
 import type { TurnCore } from './turn.js';
-import type { RuntimeTool, SubagentHost, ToolSandbox } from './tools.js';
+import type { RuntimeTool, SubagentHost } from './tools.js';
+import type { ToolSandbox } from './toolSandbox.js';
 
 const NEVER_ASK = new Set(['agents.message', 'agents.wait', 'agents.interrupt']);
 

@@ -3,8 +3,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAgentsFile, type AgentDeclaration } from '../agents/agentsFile.js';
-import type { Diagnostic } from '../policy/diagnostics.js';
-import type { ParsedJsonc } from '../policy/parse.js';
+import type { Diagnostic } from '../policy/file/diagnostics.js';
+import type { ParsedJsonc } from '../policy/file/parse.js';
 import { Agent, Builtins, Subagent } from './agent.js';
 import { builtinFileTools } from './builtins.js';
 import { ModelError, type Model } from './model.js';

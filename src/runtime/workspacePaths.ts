@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { PathResolver, type ResolvedPath } from '../policy/paths.js';
+import { PathResolver, type ResolvedPath } from '../policy/paths/paths.js';
 import { errnoCode, fsError } from './fileSystem.js';
 
 /** The sentence each builtin tool's description ends with, so the model knows the rule. */

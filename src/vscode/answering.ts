@@ -1,7 +1,7 @@
 // Answering a callback from any surface (notification, tree, command palette), with the same
 // message when the answer came too late: it was answered elsewhere, and nothing ran.
 import * as vscode from 'vscode';
-import { offeredDurations } from '../policy/grantLength.js';
+import { offeredDurations } from '../policy/file/grantLength.js';
 import { AllowApproval, DenyApproval, SdkError, type ApprovalRequest, type CallbackAnswer } from '../runtime/answers.js';
 import type { AnswerSurface, SessionHost } from '../runtime/sessionHost.js';
 import type { Log } from './log.js';

@@ -7,7 +7,7 @@ import type { RecoveredSession } from '../runtime/auditRead.js';
 import type { ExternalHost, ListedSession, SessionNodeInfo } from '../runtime/listedSession.js';
 import type { Grant } from '../runtime/sessionGrants.js';
 import type { SessionHost } from '../runtime/sessionHost.js';
-import { offeredDurations } from '../policy/grantLength.js';
+import { offeredDurations } from '../policy/file/grantLength.js';
 import { CALLBACK_ICONS, callbackKind, callbackLabel, sessionState, callbackSummary, defang, describeAsker, describeRule, formatAge, formatTimeLeft } from './describe.js';
 
 export type TreeNode =

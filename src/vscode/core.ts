@@ -5,7 +5,7 @@
 import * as path from 'node:path';
 import * as l10n from '@vscode/l10n';
 import * as vscode from 'vscode';
-import { initShellParser } from '../policy/shellParser.js';
+import { initShellParser } from '../policy/shell/shellParser.js';
 import { FileAuditLog } from '../runtime/audit.js';
 import { describeSandbox, sandboxAvailabilityLater } from '../runtime/sandboxProbe.js';
 import { SessionHost } from '../runtime/sessionHost.js';

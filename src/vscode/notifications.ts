@@ -10,7 +10,7 @@ import { askMessage, defang } from './describe.js';
 import { answerElicitation, elicitationActions } from './elicitation.js';
 import { answerResultReview, reviewActions, showHeldResult } from './resultReview.js';
 import type { Log } from './log.js';
-import { NO_CONTROLS, type ManagedControls } from '../policy/managedControls.js';
+import { NO_CONTROLS, type ManagedControls } from '../policy/rules/managedControls.js';
 
 /** How long after a first ask further asks count as the same burst. */
 const BURST_WINDOW_MS = 400;

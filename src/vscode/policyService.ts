@@ -3,9 +3,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { LayerName } from '../policy/compile.js';
-import { HeldPolicy } from '../policy/heldPolicy.js';
-import { contentDigest, looseningDiff, type LooseningChange } from '../policy/loosening.js';
+import type { LayerName } from '../policy/rules/compile.js';
+import { HeldPolicy } from '../policy/editing/heldPolicy.js';
+import { contentDigest, looseningDiff, type LooseningChange } from '../policy/editing/loosening.js';
 import { loadPolicyText, nextLayerState, Policy, type LayerState, type PolicyLayer } from '../policy/policy.js';
 import type { Log } from './log.js';
 

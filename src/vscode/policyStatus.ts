@@ -1,7 +1,7 @@
 // While a policy file is invalid, the last valid version stays in force: the status bar says
 // the policy is stale and links to the first error.
 import * as vscode from 'vscode';
-import { LineMap } from '../policy/diagnostics.js';
+import { LineMap } from '../policy/file/diagnostics.js';
 import type { PolicyService } from './policyService.js';
 
 export class PolicyStatus implements vscode.Disposable {

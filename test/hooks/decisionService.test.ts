@@ -17,7 +17,7 @@ import { readServiceDiscovery } from '../../src/hooks/serviceFiles.js';
 import { ensureService } from '../../src/hooks/ensureService.js';
 import { runHook } from '../../src/hooks/hookCommand.js';
 import type { HostAgent } from '../../src/hooks/hostAgents.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 import { runCli } from '../cli/cliRun.js';
 import { until } from '../liveProcesses.js';
 

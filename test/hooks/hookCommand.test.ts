@@ -10,7 +10,7 @@ import { HOST_AGENTS, type HostAgent } from '../../src/hooks/hostAgents.js';
 import { hostAnswer } from '../../src/hooks/hostAnswers.js';
 import { readHostCall } from '../../src/hooks/hostCalls.js';
 import { loadHookPolicy } from '../../src/hooks/hookPolicy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 import { generateMatchers } from '../../bench/policyBench.js';
 
 const POLICY = `{

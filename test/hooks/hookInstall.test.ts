@@ -12,7 +12,7 @@ import { hookTargets, isOurHookCommand, launcherFor } from '../../src/hooks/hook
 import { HookFileError } from '../../src/hooks/hookFileEdit.js';
 import { applyHookInstall, changeKind, installedHookHosts, planHookChanges, planHookInstall, type HookInstallOptions } from '../../src/hooks/hookInstall.js';
 import { HOST_AGENTS, type HostAgent } from '../../src/hooks/hostAgents.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 import { builtinTools } from '../../src/runtime/builtins.js';
 import { DEFAULT_PROTECTED_FILES, protectedFilesHook } from '../../src/runtime/protected.js';
 

@@ -11,7 +11,7 @@ import { readAskLine } from '../../src/hooks/editorAskMessage.js';
 import { runHook, type HookAsk, type HookEditor, type HookEditorAnswer } from '../../src/hooks/hookCommand.js';
 import { addHookMarks, hookMarksFile, readHookMarks } from '../../src/hooks/hookMarks.js';
 import type { HostAgent } from '../../src/hooks/hostAgents.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 import { ExternalSession } from '../../src/runtime/externalSession.js';
 
 const POLICY = JSON.stringify({

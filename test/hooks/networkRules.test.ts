@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import { readHostCall } from '../../src/hooks/hostCalls.js';
 import type { HostAgent } from '../../src/hooks/hostAgents.js';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 
 const POLICY = new Policy({
   workspace: loadPolicyText(JSON.stringify({

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { LineMap, toJson, type Diagnostic } from '../../src/policy/diagnostics.js';
+import { LineMap, toJson, type Diagnostic } from '../../src/policy/file/diagnostics.js';
 import {
   loadMcpConfig, parseEnvFile, parseMcpConfig,
   type McpHttpServerConfig, type McpStdioServerConfig,

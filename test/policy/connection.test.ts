@@ -9,11 +9,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { connectionCall, connectionUrl, type ConnectionTarget } from '../../src/policy/connection.js';
-import { ruleSuggestions } from '../../src/policy/ruleSuggestions.js';
-import type { DecideOptions } from '../../src/policy/decision.js';
+import { connectionCall, connectionUrl, type ConnectionTarget } from '../../src/policy/rules/connection.js';
+import { ruleSuggestions } from '../../src/policy/editing/ruleSuggestions.js';
+import type { DecideOptions } from '../../src/policy/rules/decision.js';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 
 const OPTIONS: DecideOptions = { workspaceFolder: os.tmpdir(), followSymlinks: false, sandbox: true };
 

@@ -7,11 +7,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ToolAnnotations, ToolCall, ToolDescriptor } from '../../src/policy/call.js';
-import { PathResolver, realpathByWalk, resolvesThroughDescriptors } from '../../src/policy/paths.js';
+import type { ToolAnnotations, ToolCall, ToolDescriptor } from '../../src/policy/rules/call.js';
+import { PathResolver, realpathByWalk, resolvesThroughDescriptors } from '../../src/policy/paths/paths.js';
 import { loadPolicyText, nextLayerState, Policy, type DecideOptions, type LayerState, type PolicyDecision, type PolicyLayer } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
-import type { LayerName } from '../../src/policy/compile.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
+import type { LayerName } from '../../src/policy/rules/compile.js';
 
 type Layers = Partial<Record<LayerName, PolicyLayer | LayerState>>;
 

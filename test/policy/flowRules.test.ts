@@ -6,13 +6,13 @@
 import * as assert from 'node:assert/strict';
 import * as os from 'node:os';
 import fc from 'fast-check';
-import { checkPolicyLayer } from '../../src/policy/check.js';
-import { runInlineTests } from '../../src/policy/inlineTests.js';
-import { lintShadowed } from '../../src/policy/lint.js';
-import { covers } from '../../src/policy/ruleCoverage.js';
-import { describeChange, heldDecision, looseningDiff } from '../../src/policy/loosening.js';
+import { checkPolicyLayer } from '../../src/policy/checking/check.js';
+import { runInlineTests } from '../../src/policy/checking/inlineTests.js';
+import { lintShadowed } from '../../src/policy/checking/lint.js';
+import { covers } from '../../src/policy/rules/ruleCoverage.js';
+import { describeChange, heldDecision, looseningDiff } from '../../src/policy/editing/loosening.js';
 import { loadPolicyText, Policy, type DecideOptions, type PolicyLayer } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 import { bareCall, validLayer } from './validLayer.js';
 
 const FOLDER = os.tmpdir();

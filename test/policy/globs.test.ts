@@ -3,8 +3,8 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Minimatch } from 'minimatch';
-import { compileGlobSet, compileNameGlob, compilePathGlob, MINIMATCH_OPTIONS } from '../../src/policy/globs.js';
-import { isNormalPath, normalSegments, simplePathGlob } from '../../src/policy/simplePathGlob.js';
+import { compileGlobSet, compileNameGlob, compilePathGlob, MINIMATCH_OPTIONS } from '../../src/policy/globs/globs.js';
+import { isNormalPath, normalSegments, simplePathGlob } from '../../src/policy/globs/simplePathGlob.js';
 
 const minimatchPath = (pattern: string, value: string): boolean => new Minimatch(pattern, MINIMATCH_OPTIONS).match(value);
 

@@ -6,12 +6,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { main } from '../../src/cli/agentpolicy.js';
-import { toJson } from '../../src/policy/diagnostics.js';
+import { toJson } from '../../src/policy/file/diagnostics.js';
 import {
   describeRemember, durationLabel, durationSeconds, isRemember, narrowestRemember, offeredDurations, rememberSeconds,
-} from '../../src/policy/grantLength.js';
+} from '../../src/policy/file/grantLength.js';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 
 function policyText(rules: readonly unknown[]): string {
   return `{\n  "version": 1,\n  "rules": [\n${rules.map((r) => `    ${JSON.stringify(r)}`).join(',\n')}\n  ]\n}\n`;

@@ -5,15 +5,15 @@
 import * as assert from 'node:assert/strict';
 import * as os from 'node:os';
 import fc from 'fast-check';
-import type { ToolCall, ToolDescriptor } from '../../src/policy/call.js';
-import type { LayerName } from '../../src/policy/compile.js';
-import type { SessionMarks } from '../../src/policy/flowMarks.js';
+import type { ToolCall, ToolDescriptor } from '../../src/policy/rules/call.js';
+import type { LayerName } from '../../src/policy/rules/compile.js';
+import type { SessionMarks } from '../../src/policy/rules/flowMarks.js';
 import { describeDenial, outrightDenial, SPAWN_TOOL, unlistedToolsHidden } from '../../src/policy/hiddenTools.js';
-import { runInlineTests, testDiagnostics } from '../../src/policy/inlineTests.js';
-import { lintSpawnDenied } from '../../src/policy/lint.js';
+import { runInlineTests, testDiagnostics } from '../../src/policy/checking/inlineTests.js';
+import { lintSpawnDenied } from '../../src/policy/checking/lint.js';
 import { loadPolicyText, nextLayerState, Policy, type LayerState, type PolicyLayer } from '../../src/policy/policy.js';
-import { toolKinds, type Decision } from '../../src/policy/schema.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { toolKinds, type Decision } from '../../src/policy/file/schema.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 
 const FOLDER = os.tmpdir();
 

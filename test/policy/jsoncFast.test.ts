@@ -5,8 +5,8 @@ import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { getNodeValue, parseTree, type Node, type ParseError } from 'jsonc-parser';
 import { z } from 'zod';
-import { readJsoncFast } from '../../src/policy/jsoncFast.js';
-import { parseJsoncWithSchema } from '../../src/policy/parse.js';
+import { readJsoncFast } from '../../src/policy/file/jsoncFast.js';
+import { parseJsoncWithSchema } from '../../src/policy/file/parse.js';
 import { loadPolicyText } from '../../src/policy/policy.js';
 
 const DEPTH = 512;

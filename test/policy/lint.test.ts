@@ -3,11 +3,11 @@
 // policy denies agents.spawn).
 import * as assert from 'node:assert/strict';
 import { parseAgentsFile, spawnInfo } from '../../src/agents/agentsFile.js';
-import { checkPolicyLayer } from '../../src/policy/check.js';
-import { toJson, type DiagnosticJson } from '../../src/policy/diagnostics.js';
-import { lintShadowed, lintSpawnDenied, type AgentSpawnInfo } from '../../src/policy/lint.js';
+import { checkPolicyLayer } from '../../src/policy/checking/check.js';
+import { toJson, type DiagnosticJson } from '../../src/policy/file/diagnostics.js';
+import { lintShadowed, lintSpawnDenied, type AgentSpawnInfo } from '../../src/policy/checking/lint.js';
 import { loadPolicyText, Policy, type PolicyLayer } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 
 const FILE = '.agentpolicy.jsonc';
 

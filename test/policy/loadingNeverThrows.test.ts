@@ -4,7 +4,7 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createScanner, SyntaxKind } from 'jsonc-parser';
-import { maxNesting } from '../../src/policy/parse.js';
+import { maxNesting } from '../../src/policy/file/parse.js';
 import { loadPolicyText, type PolicyLayer } from '../../src/policy/policy.js';
 
 const policy = (rules: unknown[]): string => JSON.stringify({ version: 1, rules });

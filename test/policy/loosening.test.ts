@@ -5,14 +5,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import type { ToolCall, ToolDescriptor } from '../../src/policy/call.js';
-import { canonicalJson } from '../../src/policy/compile.js';
+import type { ToolCall, ToolDescriptor } from '../../src/policy/rules/call.js';
+import { canonicalJson } from '../../src/policy/rules/compile.js';
 import {
   contentDigest, describeChange, heldDecision, HELD_REASON, isLoosening, looseningDiff, probeCalls, type LooseningChange,
-} from '../../src/policy/loosening.js';
+} from '../../src/policy/editing/loosening.js';
 import { loadPolicyText, Policy, type DecideOptions, type PolicyLayer } from '../../src/policy/policy.js';
-import type { Decision } from '../../src/policy/schema.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import type { Decision } from '../../src/policy/file/schema.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 
 let ws = '';
 

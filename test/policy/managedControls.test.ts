@@ -2,10 +2,10 @@
 // anywhere else, with its place), what the controls in force are (also for a stale or broken
 // managed file), how they cap every ask's `remember`, and which MCP servers may start.
 import assert from 'node:assert/strict';
-import { addRuleRefusal, describeControls, mcpServerRefusal, NO_CONTROLS } from '../../src/policy/managedControls.js';
+import { addRuleRefusal, describeControls, mcpServerRefusal, NO_CONTROLS } from '../../src/policy/rules/managedControls.js';
 import { loadPolicyText, nextLayerState, Policy } from '../../src/policy/policy.js';
-import type { LayerName } from '../../src/policy/compile.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import type { LayerName } from '../../src/policy/rules/compile.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 
 const FILES: Record<LayerName, string> = { managed: '/etc/agentpolicy/managed.jsonc', workspace: '.agentpolicy.jsonc', user: 'user.jsonc' };
 

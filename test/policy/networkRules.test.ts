@@ -4,17 +4,17 @@
 import assert from 'node:assert/strict';
 import * as os from 'node:os';
 import fc from 'fast-check';
-import type { ToolCall } from '../../src/policy/call.js';
-import type { DecideOptions, PolicyDecision } from '../../src/policy/decision.js';
-import { lintShadowed } from '../../src/policy/lint.js';
-import { covers } from '../../src/policy/ruleCoverage.js';
-import { looseningDiff } from '../../src/policy/loosening.js';
-import { runInlineTests } from '../../src/policy/inlineTests.js';
+import type { ToolCall } from '../../src/policy/rules/call.js';
+import type { DecideOptions, PolicyDecision } from '../../src/policy/rules/decision.js';
+import { lintShadowed } from '../../src/policy/checking/lint.js';
+import { covers } from '../../src/policy/rules/ruleCoverage.js';
+import { looseningDiff } from '../../src/policy/editing/loosening.js';
+import { runInlineTests } from '../../src/policy/checking/inlineTests.js';
 import { loadPolicyText, Policy, type PolicyLayer } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
-import { ruleSuggestions } from '../../src/policy/ruleSuggestions.js';
-import { insertRuleEdit } from '../../src/policy/ruleTextEdits.js';
-import { readUrl } from '../../src/policy/urls.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
+import { ruleSuggestions } from '../../src/policy/editing/ruleSuggestions.js';
+import { insertRuleEdit } from '../../src/policy/editing/ruleTextEdits.js';
+import { readUrl } from '../../src/policy/network/urls.js';
 
 function layer(policy: object): PolicyLayer {
   const l = loadPolicyText(JSON.stringify({ version: 1, ...policy }, null, 2), '.agentpolicy.jsonc', 'workspace');

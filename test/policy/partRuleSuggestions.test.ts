@@ -2,10 +2,10 @@
 // allows those parts (in this chain, another, or alone) and nothing the rest of the chain adds.
 import assert from 'node:assert/strict';
 import * as os from 'node:os';
-import type { ToolCall } from '../../src/policy/call.js';
+import type { ToolCall } from '../../src/policy/rules/call.js';
 import { loadPolicyText, Policy, type PolicyDecision } from '../../src/policy/policy.js';
-import { ruleSuggestions } from '../../src/policy/ruleSuggestions.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { ruleSuggestions } from '../../src/policy/editing/ruleSuggestions.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 
 const OPTIONS = { workspaceFolder: os.tmpdir(), followSymlinks: false };
 

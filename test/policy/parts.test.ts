@@ -3,11 +3,11 @@
 import assert from 'node:assert/strict';
 import * as os from 'node:os';
 import fc from 'fast-check';
-import type { ToolCall } from '../../src/policy/call.js';
-import type { DecideOptions, PolicyDecision } from '../../src/policy/decision.js';
+import type { ToolCall } from '../../src/policy/rules/call.js';
+import type { DecideOptions, PolicyDecision } from '../../src/policy/rules/decision.js';
 import { loadPolicyText, Policy, type PolicyLayer } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
-import { splitCommand } from '../../src/policy/shellSplit.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
+import { splitCommand } from '../../src/policy/shell/shellSplit.js';
 
 function layer(policy: object, name: 'managed' | 'workspace' | 'user' = 'workspace'): PolicyLayer {
   const l = loadPolicyText(JSON.stringify({ version: 1, ...policy }), `${name}.jsonc`, name);

@@ -1,4 +1,4 @@
-// The hand check of the policy file (src/policy/policyFileFastCheck.ts) stands in for zod on the
+// The hand check of the policy file (src/policy/file/policyFileFastCheck.ts) stands in for zod on the
 // common valid shapes. Soundness: whenever it gives a value, zod accepts the same input and gives
 // data that is deepStrictEqual to it (prototypes compared: plain objects on both sides), that
 // serialises to the same text (the same key order) and holds the same objects of the input as
@@ -9,12 +9,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { generate } from '../../bench/policyBench.js';
-import { readJsoncFast } from '../../src/policy/jsoncFast.js';
-import { parseJsoncWithSchema } from '../../src/policy/parse.js';
-import { FAST_CHECK_SHAPES, policyFileFastCheck } from '../../src/policy/policyFileFastCheck.js';
+import { readJsoncFast } from '../../src/policy/file/jsoncFast.js';
+import { parseJsoncWithSchema } from '../../src/policy/file/parse.js';
+import { FAST_CHECK_SHAPES, policyFileFastCheck } from '../../src/policy/file/policyFileFastCheck.js';
 import { loadPolicyText } from '../../src/policy/policy.js';
-import * as schema from '../../src/policy/schema.js';
-import { decisionValues, hintNames, MAX_ASK_TIMEOUT_SECONDS, PolicyFileSchema, sandboxModes, toolKinds } from '../../src/policy/schema.js';
+import * as schema from '../../src/policy/file/schema.js';
+import { decisionValues, hintNames, MAX_ASK_TIMEOUT_SECONDS, PolicyFileSchema, sandboxModes, toolKinds } from '../../src/policy/file/schema.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

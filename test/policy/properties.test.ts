@@ -21,17 +21,17 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { parse as parseJsonc, type ParseError } from 'jsonc-parser';
-import { isRemember } from '../../src/policy/grantLength.js';
-import type { ToolCall, ToolDescriptor } from '../../src/policy/call.js';
-import { mismatch, type LayerName } from '../../src/policy/compile.js';
-import { PreparedCall } from '../../src/policy/preparedCall.js';
-import { judgeTesting } from '../../src/policy/judgement.js';
-import { lintShadowed } from '../../src/policy/lint.js';
-import { covers } from '../../src/policy/ruleCoverage.js';
-import { isNormalRelative, PathResolver } from '../../src/policy/paths.js';
+import { isRemember } from '../../src/policy/file/grantLength.js';
+import type { ToolCall, ToolDescriptor } from '../../src/policy/rules/call.js';
+import { mismatch, type LayerName } from '../../src/policy/rules/compile.js';
+import { PreparedCall } from '../../src/policy/rules/preparedCall.js';
+import { judgeTesting } from '../../src/policy/rules/judgement.js';
+import { lintShadowed } from '../../src/policy/checking/lint.js';
+import { covers } from '../../src/policy/rules/ruleCoverage.js';
+import { isNormalRelative, PathResolver } from '../../src/policy/paths/paths.js';
 import { loadPolicyText, nextLayerState, Policy, type DecideOptions, type LayerState, type PolicyDecision, type PolicyLayer } from '../../src/policy/policy.js';
-import { hintNames, toolKinds, type Decision } from '../../src/policy/schema.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { hintNames, toolKinds, type Decision } from '../../src/policy/file/schema.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 
 // ---------------------------------------------------------------------------------------------
 // Alphabets

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import * as os from 'node:os';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 
 const decide = (rules: unknown[], call: { id: string; input: unknown }, defaultDecision = 'allow') =>
   new Policy({ workspace: loadPolicyText(JSON.stringify({ version: 1, default: defaultDecision, rules }), 'p.jsonc') })

@@ -7,10 +7,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { main } from '../../src/cli/agentpolicy.js';
-import { runInlineTests, testDiagnostics } from '../../src/policy/inlineTests.js';
-import { describeChange, heldDecision, looseningDiff } from '../../src/policy/loosening.js';
+import { runInlineTests, testDiagnostics } from '../../src/policy/checking/inlineTests.js';
+import { describeChange, heldDecision, looseningDiff } from '../../src/policy/editing/loosening.js';
 import { loadPolicyText, Policy, type DecideOptions } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 import { bareCall, validLayer } from './validLayer.js';
 
 const FOLDER = os.tmpdir();

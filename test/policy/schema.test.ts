@@ -2,7 +2,7 @@
 // every field's type, unknown and duplicate fields, ask-only fields, version, syntax errors,
 // globs and regexes that do not compile, and duplicate ids, each with its code and position.
 import * as assert from 'node:assert/strict';
-import { toJson, type DiagnosticJson } from '../../src/policy/diagnostics.js';
+import { toJson, type DiagnosticJson } from '../../src/policy/file/diagnostics.js';
 import { loadPolicyText, Policy, type PolicyLayer } from '../../src/policy/policy.js';
 
 const FILE = '.agentpolicy.jsonc';

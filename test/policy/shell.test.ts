@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import fc from 'fast-check';
-import { SHELL_PARSER_WASM_FILES, initShellParser, isShellParserReady, shellParserWasmPaths } from '../../src/policy/shellParser.js';
-import { isReservedWord, splitPlainCommand, splitQuotedCommand } from '../../src/policy/shellFastSplit.js';
-import { dynamicWordsOf } from '../../src/policy/shellDynamic.js';
-import { splitCommand, splitWithParser, type SplitResult } from '../../src/policy/shellSplit.js';
-import type { SimpleCommand } from '../../src/policy/shellWalker.js';
+import { SHELL_PARSER_WASM_FILES, initShellParser, isShellParserReady, shellParserWasmPaths } from '../../src/policy/shell/shellParser.js';
+import { isReservedWord, splitPlainCommand, splitQuotedCommand } from '../../src/policy/shell/shellFastSplit.js';
+import { dynamicWordsOf } from '../../src/policy/shell/shellDynamic.js';
+import { splitCommand, splitWithParser, type SplitResult } from '../../src/policy/shell/shellSplit.js';
+import type { SimpleCommand } from '../../src/policy/shell/shellWalker.js';
 import { parts, words } from './splitAssertions.js';
 
 function cmd(w: string[], writesToFile = false, usesProcessSubstitution = false): SimpleCommand {

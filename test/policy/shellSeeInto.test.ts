@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import * as os from 'node:os';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
-import { splitPlainCommand } from '../../src/policy/shellFastSplit.js';
-import { splitWithParser } from '../../src/policy/shellSplit.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
+import { splitPlainCommand } from '../../src/policy/shell/shellFastSplit.js';
+import { splitWithParser } from '../../src/policy/shell/shellSplit.js';
 import { hasPart, parts, rejected, words } from './splitAssertions.js';
 
 /** The `dynamic` flag of every part of `source`, in order. */

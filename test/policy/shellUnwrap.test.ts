@@ -6,8 +6,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
-import { RUNS_PROGRAMS } from '../../src/policy/shellUnwrap.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
+import { RUNS_PROGRAMS } from '../../src/policy/shell/shellUnwrap.js';
 import { hasPart, rejected, words } from './splitAssertions.js';
 
 const POLICY = JSON.stringify({
@@ -73,7 +73,7 @@ describe('shell unwrapping of programs that run programs', () => {
   });
 
   it('the gate before unwrapping names exactly the programs the unwrapper reads (its case labels and the shells)', () => {
-    const source = fs.readFileSync(path.join(__dirname, '../../src/policy/shellUnwrap.ts'), 'utf8');
+    const source = fs.readFileSync(path.join(__dirname, '../../src/policy/shell/shellUnwrap.ts'), 'utf8');
     const body = source.slice(source.indexOf('function unwrapOne('), source.indexOf('\n}\n', source.indexOf('function unwrapOne(')));
     const labels = [...body.matchAll(/case '([^']+)':/g)].map((m) => m[1]!);
     const shells = /const SHELLS = new Set\(\[([^\]]*)\]\)/.exec(source)![1]!.match(/'[^']+'/g)!.map((q) => q.slice(1, -1));

@@ -9,9 +9,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { initShellParser } from '../../src/policy/shellParser.js';
-import { splitCommand, splitWithParser } from '../../src/policy/shellSplit.js';
-import { unwrapCommands } from '../../src/policy/shellUnwrap.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
+import { splitCommand, splitWithParser } from '../../src/policy/shell/shellSplit.js';
+import { unwrapCommands } from '../../src/policy/shell/shellUnwrap.js';
 
 const BASH = '/bin/bash';
 const STUBS = ['p1', 'p2', 'p3', 'rm'];

@@ -1,7 +1,7 @@
 // Assertions on the shell split shared by the shell tests: what parsed into which parts.
 import assert from 'node:assert/strict';
-import { splitCommand } from '../../src/policy/shellSplit.js';
-import type { SimpleCommand } from '../../src/policy/shellWalker.js';
+import { splitCommand } from '../../src/policy/shell/shellSplit.js';
+import type { SimpleCommand } from '../../src/policy/shell/shellWalker.js';
 
 /** The parts of `source`, which must parse cleanly. */
 export function parts(source: string): SimpleCommand[] {

@@ -1,13 +1,13 @@
 // URLs as the network rules read them (urls.ts, urlMatchers.ts, commandUrls.ts): one spelling per
 // address, anything read two ways unknown, host and URL globs that never reach outside what they name.
 import assert from 'node:assert/strict';
-import { commandUrls } from '../../src/policy/commandUrls.js';
-import { urlValues } from '../../src/policy/callUrls.js';
-import { GlobError } from '../../src/policy/globs.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
-import { splitCommand } from '../../src/policy/shellSplit.js';
-import { compileDomainGlob, compileUrlGlob } from '../../src/policy/urlMatchers.js';
-import { readUrl } from '../../src/policy/urls.js';
+import { commandUrls } from '../../src/policy/network/commandUrls.js';
+import { urlValues } from '../../src/policy/network/callUrls.js';
+import { GlobError } from '../../src/policy/globs/globs.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
+import { splitCommand } from '../../src/policy/shell/shellSplit.js';
+import { compileDomainGlob, compileUrlGlob } from '../../src/policy/network/urlMatchers.js';
+import { readUrl } from '../../src/policy/network/urls.js';
 
 /** [as written, normalised URL and host, or undefined when it must be unknown] */
 const TRICKY: ReadonlyArray<readonly [string, { url: string; host: string } | undefined]> = [

@@ -1,7 +1,7 @@
 // A workspace layer from rules that must be valid (the test fails at once, with the diagnostics,
 // when they are not), and a bare call of a tool: what the rule-field tests build their cases from.
 import * as assert from 'node:assert/strict';
-import type { ToolCall } from '../../src/policy/call.js';
+import type { ToolCall } from '../../src/policy/rules/call.js';
 import { loadPolicyText, type PolicyLayer } from '../../src/policy/policy.js';
 
 export function validLayer(rules: readonly unknown[], extra: Record<string, unknown> = {}): PolicyLayer {

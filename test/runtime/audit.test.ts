@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { canonicalJson } from '../../src/policy/compile.js';
+import { canonicalJson } from '../../src/policy/rules/compile.js';
 import {
   encodeAuditLine,
   FileAuditLog,

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 import { Agent, Builtins, Subagent } from '../../src/runtime/agent.js';
 import { AllowApproval, Completed, DenyApproval, Failed, type OpenApproval, type TurnState } from '../../src/runtime/answers.js';
 import { MemoryAuditLog } from '../../src/runtime/audit.js';

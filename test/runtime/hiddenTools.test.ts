@@ -10,7 +10,7 @@ import {
   type Model, type ModelRequest, type ModelResponse, type RuntimeTool, type Session, type ToolConnection, type ToolSource,
 } from '../../src/entries/runtime.js';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 import type { RuntimeEvent } from '../../src/runtime/events.js';
 import { auditTable } from '../../src/runtime/auditRead.js';
 import { describeEvent } from '../../src/runtime/transcript.js';

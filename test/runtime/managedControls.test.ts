@@ -12,11 +12,11 @@ import {
   Agent, AllowApproval, MemoryAuditLog, ScriptedModel, SdkError, tool,
   type Blocked, type OpenApproval, type RuntimeTool, type Session, type ToolConnection, type ToolSource,
 } from '../../src/entries/runtime.js';
-import type { LayerName } from '../../src/policy/compile.js';
-import { rememberSeconds } from '../../src/policy/grantLength.js';
-import { addRuleRefusal, mcpServerRefusal } from '../../src/policy/managedControls.js';
+import type { LayerName } from '../../src/policy/rules/compile.js';
+import { rememberSeconds } from '../../src/policy/file/grantLength.js';
+import { addRuleRefusal, mcpServerRefusal } from '../../src/policy/rules/managedControls.js';
 import { loadPolicyText, Policy, type PolicyLayer } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 import { auditTable } from '../../src/runtime/auditRead.js';
 import { SessionHost } from '../../src/runtime/sessionHost.js';
 

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 import { Agent, Builtins } from '../../src/runtime/agent.js';
 import { AllowApproval, Completed, DenyApproval, Failed, OpenApproval, type TurnState } from '../../src/runtime/answers.js';
 import { MemoryAuditLog } from '../../src/runtime/audit.js';

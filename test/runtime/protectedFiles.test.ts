@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 import { builtinTools } from '../../src/runtime/builtins.js';
 import { DEFAULT_PROTECTED_FILES, protectedFilesHook } from '../../src/runtime/protected.js';
 import type { ToolHook } from '../../src/runtime/sessionOptions.js';

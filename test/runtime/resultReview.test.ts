@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { z } from 'zod';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 import { Agent, Builtins, PermissionPolicy, PermissionRule, Subagent } from '../../src/runtime/agent.js';
 import { closeLoopbackServer, loopbackPort, startLoopbackServer } from '../loopbackHttp.js';
 import {

@@ -15,7 +15,8 @@ import { DEFAULT_PROTECTED_FILES } from '../../src/runtime/protected.js';
 import { runCommandTool, type RunCommandResult } from '../../src/runtime/runCommandTool.js';
 import { sandboxPlan } from '../../src/runtime/sandboxMounts.js';
 import { probeSandbox, sandboxAvailability, sandboxTesting } from '../../src/runtime/sandboxProbe.js';
-import type { ToolRunContext, ToolSandbox } from '../../src/runtime/tools.js';
+import type { ToolRunContext } from '../../src/runtime/tools.js';
+import type { ToolSandbox } from '../../src/runtime/toolSandbox.js';
 import { snapshot } from './fsSnapshot.js';
 import { startReplyServer, type ReplyServer } from './replyServer.js';
 

@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { SandboxRuntimeConfigSchema } from '@anthropic-ai/sandbox-runtime/dist/sandbox/sandbox-config.js';
 import type { WindowsSandboxStatus } from '@anthropic-ai/sandbox-runtime/dist/sandbox/windows-sandbox-utils.js';
-import type { ConnectionTarget } from '../../src/policy/connection.js';
+import type { ConnectionTarget } from '../../src/policy/rules/connection.js';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
 import { commandShell, runCommandProcess } from '../../src/runtime/commandProcess.js';
 import { protectedPathsOf } from '../../src/runtime/protected.js';

@@ -13,7 +13,8 @@ import { expandDeniedPaths, policyDeniedPaths } from '../../src/runtime/sandboxD
 import { sandboxPlan } from '../../src/runtime/sandboxMounts.js';
 import { probeSandbox } from '../../src/runtime/sandboxProbe.js';
 import { HOME_CREDENTIAL_STORES, hiddenPaths } from '../../src/runtime/sandboxReads.js';
-import type { ToolRunContext, ToolSandbox } from '../../src/runtime/tools.js';
+import type { ToolRunContext } from '../../src/runtime/tools.js';
+import type { ToolSandbox } from '../../src/runtime/toolSandbox.js';
 
 const probe = probeSandbox();
 const tool = runCommandTool();

@@ -11,18 +11,19 @@ import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateCa, type GeneratedCa } from '@anthropic-ai/sandbox-runtime/dist/sandbox/mitm-ca.js';
-import type { ToolDescriptor } from '../../src/policy/call.js';
-import type { ConnectionTarget } from '../../src/policy/connection.js';
-import { policyFileFastCheck } from '../../src/policy/policyFileFastCheck.js';
+import type { ToolDescriptor } from '../../src/policy/rules/call.js';
+import type { ConnectionTarget } from '../../src/policy/rules/connection.js';
+import { policyFileFastCheck } from '../../src/policy/file/policyFileFastCheck.js';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
-import { PolicyFileSchema } from '../../src/policy/schema.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { PolicyFileSchema } from '../../src/policy/file/schema.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 import { DEFAULT_PROTECTED_FILES } from '../../src/runtime/protected.js';
 import { runCommandTool, type RunCommandResult } from '../../src/runtime/runCommandTool.js';
 import type { ConnectionAnswer } from '../../src/runtime/sandboxNetwork.js';
 import { probeSandbox } from '../../src/runtime/sandboxProbe.js';
 import { maskSecrets, processCa, SANDBOX_TRUST_BUNDLE, trustUpstreamCaForTests } from '../../src/runtime/sandboxSecrets.js';
-import type { ToolRunContext, ToolSandbox } from '../../src/runtime/tools.js';
+import type { ToolRunContext } from '../../src/runtime/tools.js';
+import type { ToolSandbox } from '../../src/runtime/toolSandbox.js';
 import { requireTestHost, startTestHost, type TestHost } from '../netHost.js';
 
 // node-forge (the engine's) has no types here; only what a leaf certificate needs is used.

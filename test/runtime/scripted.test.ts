@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LineMap } from '../../src/policy/diagnostics.js';
+import { LineMap } from '../../src/policy/file/diagnostics.js';
 import { ModelError, type Message, type ModelRequest, type ModelResponse } from '../../src/runtime/model.js';
 import { ScenarioSchema, ScriptedModel, type Scenario } from '../../src/runtime/scripted.js';
 

@@ -9,10 +9,10 @@ import {
   Agent, AllowApproval, MemoryAuditLog, PermissionPolicy, PermissionRule, ScriptedModel, SdkError, tool,
   type Blocked, type OpenApproval, type Session, type TurnState,
 } from '../../src/entries/runtime.js';
-import type { ToolCall } from '../../src/policy/call.js';
-import { canonicalJson } from '../../src/policy/compile.js';
+import type { ToolCall } from '../../src/policy/rules/call.js';
+import { canonicalJson } from '../../src/policy/rules/compile.js';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
-import { initShellParser } from '../../src/policy/shellParser.js';
+import { initShellParser } from '../../src/policy/shell/shellParser.js';
 import { ExternalSession, type ExternalAsk } from '../../src/runtime/externalSession.js';
 import { grantableParts, SessionGrants, type GrantCall } from '../../src/runtime/sessionGrants.js';
 import type { RuntimeEvent } from '../../src/runtime/events.js';

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadPolicyText, Policy } from '../../../src/policy/policy.js';
-import { initShellParser } from '../../../src/policy/shellParser.js';
+import { initShellParser } from '../../../src/policy/shell/shellParser.js';
 
 describe('paths named in commands are judged by the paths rules', () => {
   let ws: string;

@@ -1,4 +1,4 @@
-// What a command reaches beyond its words (src/policy/commandReach.ts): paths as bash gives them
+// What a command reaches beyond its words (src/policy/rules/commandReach.ts): paths as bash gives them
 // (cd, globs, braces, ~user, $HOME, redirects), what recursive readers and the rows' writes take
 // in, paths the judge cannot place, and the package scripts and makefile recipes it runs. Each
 // only tightens, and everyday commands stay allowed.
@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadPolicyText, Policy } from '../../../src/policy/policy.js';
-import { initShellParser } from '../../../src/policy/shellParser.js';
+import { initShellParser } from '../../../src/policy/shell/shellParser.js';
 
 describe('what a command reaches beyond its words', () => {
   let ws: string;

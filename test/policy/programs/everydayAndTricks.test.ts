@@ -1,4 +1,4 @@
-// The program knowledge (src/policy/programs/, docs/programs.md) under the policy a team writes
+// The program knowledge (src/policy/shell/programs/, docs/programs.md) under the policy a team writes
 // to let an agent read and search the code: git, find, awk, sed, tar, rg, sort, make and the
 // interpreters allowed by their first word. Everyday invocations stay allowed; the tricks that make
 // one of them run a program, run code or write a file are not (they fall to the default, ask),
@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCli } from '../../cli/cliRun.js';
 import { loadPolicyText, Policy } from '../../../src/policy/policy.js';
-import { initShellParser } from '../../../src/policy/shellParser.js';
+import { initShellParser } from '../../../src/policy/shell/shellParser.js';
 import { EVERYDAY, TRICKS } from './programCases.js';
 
 const READERS = ['git', 'find', 'awk', 'gawk', 'mawk', 'sed', 'tar', 'rg', 'sort', 'make', 'python3', 'node', 'perl', 'ruby', 'echo', 'cat', 'printenv', 'env', 'sh', 'bash'];

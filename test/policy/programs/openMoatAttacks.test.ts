@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadPolicyText, Policy } from '../../../src/policy/policy.js';
-import { initShellParser } from '../../../src/policy/shellParser.js';
+import { initShellParser } from '../../../src/policy/shell/shellParser.js';
 import { ATTACKS } from './openMoatCases.js';
 
 const EVERYDAY = ['git', 'cat', 'head', 'tail', 'grep', 'rg', 'find', 'awk', 'sed', 'tar', 'ls', 'echo', 'printf', 'cp', 'mv', 'rm', 'mkdir', 'touch', 'tee',

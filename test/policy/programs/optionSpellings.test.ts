@@ -3,7 +3,7 @@
 // the everyday pushes, branches and resets stay allowed.
 import assert from 'node:assert/strict';
 import { loadPolicyText, Policy } from '../../../src/policy/policy.js';
-import { initShellParser } from '../../../src/policy/shellParser.js';
+import { initShellParser } from '../../../src/policy/shell/shellParser.js';
 
 const POLICY = JSON.stringify({
   version: 1,

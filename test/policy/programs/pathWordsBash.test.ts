@@ -8,9 +8,9 @@ import fc from 'fast-check';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { commandFiles } from '../../../src/policy/commandPaths.js';
-import { initShellParser } from '../../../src/policy/shellParser.js';
-import { splitCommand } from '../../../src/policy/shellSplit.js';
+import { commandFiles } from '../../../src/policy/paths/commandPaths.js';
+import { initShellParser } from '../../../src/policy/shell/shellParser.js';
+import { splitCommand } from '../../../src/policy/shell/shellSplit.js';
 
 describe('paths named in commands, as bash gives them', function () {
   this.timeout(120_000);

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { programRows } from '../../../src/policy/programs/programKnowledge.js';
+import { programRows } from '../../../src/policy/shell/programs/programKnowledge.js';
 
 describe('docs/programs.md', () => {
   it('has a line for every row of the program knowledge, with its kind and spelling', () => {

@@ -8,9 +8,9 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { programRows } from '../../../src/policy/programs/programKnowledge.js';
+import { programRows } from '../../../src/policy/shell/programs/programKnowledge.js';
 import { loadPolicyText, Policy } from '../../../src/policy/policy.js';
-import { initShellParser } from '../../../src/policy/shellParser.js';
+import { initShellParser } from '../../../src/policy/shell/shellParser.js';
 
 interface RealCase {
   row: string;

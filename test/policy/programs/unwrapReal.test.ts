@@ -1,5 +1,5 @@
 // Programs that run a command given in their words (flock, script, npx, env -S, make --eval,
-// parallel: src/policy/shellUnwrap.ts, shellRunners.ts;
+// parallel: src/policy/shell/shellUnwrap.ts, shellRunners.ts;
 // watch is read the same way, but repeats its command until stopped and wants a terminal: not run here),
 // against the real programs: each runs the command (seen in a scratch folder), and a deny on that
 // command holds through them.
@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadPolicyText, Policy } from '../../../src/policy/policy.js';
-import { initShellParser } from '../../../src/policy/shellParser.js';
+import { initShellParser } from '../../../src/policy/shell/shellParser.js';
 
 const CASES: readonly string[] = [
   'flock lock touch pwned',
