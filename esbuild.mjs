@@ -16,7 +16,7 @@ const contexts = await Promise.all(entries.map((e) => esbuild.context(bundleOpti
 for (const file of ['web-tree-sitter/web-tree-sitter.wasm', 'tree-sitter-bash/tree-sitter-bash.wasm']) {
   copyFileSync(require.resolve(file), path.join(outdir, path.basename(file)));
 }
-// The sandbox engine's seccomp helper (src/runtime/sandboxNetwork.ts looks for it beside the bundle).
+// The sandbox engine's seccomp helper (src/runtime/sandbox/sandboxNetwork.ts looks for it beside the bundle).
 const engine = path.dirname(require.resolve('@anthropic-ai/sandbox-runtime/package.json'));
 for (const arch of ['x64', 'arm64']) {
   const to = path.join(outdir, 'vendor', 'seccomp', arch);

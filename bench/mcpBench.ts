@@ -8,11 +8,11 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpToolSource } from '../src/mcp/mcpToolSource.js';
-import { Agent, Builtins, PermissionPolicy, PermissionRule } from '../src/runtime/agent.js';
-import { Completed } from '../src/runtime/answers.js';
-import { FileAuditLog } from '../src/runtime/audit.js';
-import type { Model } from '../src/runtime/model.js';
-import { ScriptedModel, type Scenario } from '../src/runtime/scripted.js';
+import { Agent, Builtins, PermissionPolicy, PermissionRule } from '../src/runtime/agents/agent.js';
+import { Completed } from '../src/runtime/tree/answers.js';
+import { FileAuditLog } from '../src/runtime/audit/audit.js';
+import type { Model } from '../src/runtime/model/model.js';
+import { ScriptedModel, type Scenario } from '../src/runtime/model/scripted.js';
 import { median, type BenchRow } from './table.js';
 
 const CALLS = 500;

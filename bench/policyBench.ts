@@ -8,7 +8,7 @@ import { forgetCompiledGlobs } from '../src/policy/globs/globs.js';
 import { PathResolver } from '../src/policy/paths/paths.js';
 import { loadPolicyText, Policy, type DecideOptions } from '../src/policy/policy.js';
 import { splitCommand } from '../src/policy/shell/shellSplit.js';
-import { listFilesTool, readFileTool } from '../src/runtime/fileReadTools.js';
+import { listFilesTool, readFileTool } from '../src/runtime/tools/fileReadTools.js';
 import { median, type BenchRow, type Target } from './table.js';
 
 export type PolicyKind = 'id-only' | 'matchers';

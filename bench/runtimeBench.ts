@@ -5,11 +5,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { Agent, PermissionPolicy, PermissionRule, Subagent } from '../src/runtime/agent.js';
-import { AllowApproval, Blocked, Completed } from '../src/runtime/answers.js';
-import { FileAuditLog } from '../src/runtime/audit.js';
-import { ScriptedModel, type Scenario } from '../src/runtime/scripted.js';
-import { tool } from '../src/runtime/tools.js';
+import { Agent, PermissionPolicy, PermissionRule, Subagent } from '../src/runtime/agents/agent.js';
+import { AllowApproval, Blocked, Completed } from '../src/runtime/tree/answers.js';
+import { FileAuditLog } from '../src/runtime/audit/audit.js';
+import { ScriptedModel, type Scenario } from '../src/runtime/model/scripted.js';
+import { tool } from '../src/runtime/tools/tools.js';
 import { median, type BenchRow } from './table.js';
 
 const noop = tool({ name: 'noop', description: 'does nothing', inputSchema: z.object({ i: z.number() }) }, () => ({ ok: true }));

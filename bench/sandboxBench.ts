@@ -10,12 +10,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadPolicyText, Policy } from '../src/policy/policy.js';
 import { initShellParser } from '../src/policy/shell/shellParser.js';
-import { DEFAULT_PROTECTED_FILES } from '../src/runtime/protected.js';
-import type { ConnectionJudge } from '../src/runtime/sandboxNetwork.js';
+import { DEFAULT_PROTECTED_FILES } from '../src/runtime/calls/protected.js';
+import type { ConnectionJudge } from '../src/runtime/sandbox/sandboxNetwork.js';
 import { canMakeTestHost, startTestHost } from '../test/netHost.js';
-import { runCommandTool } from '../src/runtime/runCommandTool.js';
-import { probeSandbox, sandboxAvailability } from '../src/runtime/sandboxProbe.js';
-import type { ToolRunContext } from '../src/runtime/tools.js';
+import { runCommandTool } from '../src/runtime/tools/runCommandTool.js';
+import { probeSandbox, sandboxAvailability } from '../src/runtime/sandbox/sandboxProbe.js';
+import type { ToolRunContext } from '../src/runtime/tools/tools.js';
 import { median, type BenchRow } from './table.js';
 
 const RUNS = 50;

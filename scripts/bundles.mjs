@@ -76,7 +76,7 @@ export const entries = [
   { in: 'src/cli/agentpolicy.ts', out: 'commands' },
   { in: 'src/cli/hookMain.ts', out: 'hook', plugins: [schemaBesideHook, probeBesideHook] },
   { in: 'src/policy/file/schema.ts', out: 'policySchema' },
-  { in: 'src/runtime/sandboxProbe.ts', out: 'sandboxProbe' },
+  { in: 'src/runtime/sandbox/sandboxProbe.ts', out: 'sandboxProbe' },
   { in: 'src/entries/policy.ts', out: 'policy' },
   { in: 'src/entries/runtime.ts', out: 'runtime' },
 ];

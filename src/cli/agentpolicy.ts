@@ -17,9 +17,9 @@ import { describeActual, describeDecision, describeExpected, describeParts, runI
 import { loadPolicyText, Policy, type Explanation, type PolicyLayer } from '../policy/policy.js';
 import { toolKinds, type ToolKind } from '../policy/file/schema.js';
 import { initShellParser } from '../policy/shell/shellParser.js';
-import { auditTable, interruptedSessions, readAuditLog, sessionMarks } from '../runtime/auditRead.js';
-import { toolsOfferedDiagnostics } from '../runtime/agentsToolsOffered.js';
-import { sandboxForDecision } from '../runtime/sandboxRun.js';
+import { auditTable, interruptedSessions, readAuditLog, sessionMarks } from '../runtime/audit/auditRead.js';
+import { toolsOfferedDiagnostics } from '../runtime/agents/agentsToolsOffered.js';
+import { sandboxForDecision } from '../runtime/calls/sandboxRun.js';
 import { hookInstallCommand } from './hookInstallCommand.js';
 import { hookStatusCommand } from './hookStatusCommand.js';
 import { HOOK_USAGE, hookMain, readProcessStdin } from './hookMain.js';

@@ -6,12 +6,12 @@ import * as path from 'node:path';
 import type { LayerName } from '../policy/rules/compile.js';
 import { formatDiagnostic, LineMap, toJson } from '../policy/file/diagnostics.js';
 import { loadPolicyText, Policy, type PolicyLayer } from '../policy/policy.js';
-import { AllowApproval, DenyApproval, ElicitationAnswer, KeepCallbackOpen, ResultReviewAnswer, SignInAnswer, type OpenCallback } from '../runtime/answers.js';
-import { FileAuditLog } from '../runtime/audit.js';
-import type { RuntimeEvent } from '../runtime/events.js';
-import { compact, describeEvent } from '../runtime/transcript.js';
+import { AllowApproval, DenyApproval, ElicitationAnswer, KeepCallbackOpen, ResultReviewAnswer, SignInAnswer, type OpenCallback } from '../runtime/tree/answers.js';
+import { FileAuditLog } from '../runtime/audit/audit.js';
+import type { RuntimeEvent } from '../runtime/tree/events.js';
+import { compact, describeEvent } from '../runtime/host/transcript.js';
 import { openAICompatibleFromEnv, providerModelFactory } from '../runtime/providers/index.js';
-import { loadWorkspaceAgents } from '../runtime/workspaceAgents.js';
+import { loadWorkspaceAgents } from '../runtime/agents/workspaceAgents.js';
 import { loadMcpConfig, type McpInputs } from '../mcp/mcpConfig.js';
 import { mcpToolSources } from '../mcp/mcpToolSource.js';
 

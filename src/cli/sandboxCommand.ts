@@ -21,14 +21,14 @@ import { initShellParser } from '../policy/shell/shellParser.js';
 import { askEditor, findEditor, type EditorAsk, type EditorEndpoint } from '../hooks/editorBridge.js';
 import { findWorkspacePolicy } from '../hooks/hookPolicy.js';
 import { HOSTS, isHostAgent, type HostAgent } from '../hooks/hostAgents.js';
-import { commandShell, findBash, locateProgram } from '../runtime/commandProcess.js';
-import { protectedPathsOf } from '../runtime/protected.js';
-import { undoProtectedChanges } from '../runtime/sandboxCleanup.js';
-import { policyDeniedPaths } from '../runtime/sandboxDeniedPaths.js';
-import { prepareSandbox, SandboxUnavailableError, type PreparedSandbox } from '../runtime/sandboxLaunch.js';
-import { bridgeMissing, bridgeTools, type ConnectionAnswer, type ConnectionJudge } from '../runtime/sandboxNetwork.js';
-import { runSandboxedProcess } from '../runtime/sandboxedProcess.js';
-import { sandboxAvailability } from '../runtime/sandboxProbe.js';
+import { commandShell, findBash, locateProgram } from '../runtime/sandbox/commandProcess.js';
+import { protectedPathsOf } from '../runtime/calls/protected.js';
+import { undoProtectedChanges } from '../runtime/sandbox/sandboxCleanup.js';
+import { policyDeniedPaths } from '../runtime/calls/sandboxDeniedPaths.js';
+import { prepareSandbox, SandboxUnavailableError, type PreparedSandbox } from '../runtime/sandbox/sandboxLaunch.js';
+import { bridgeMissing, bridgeTools, type ConnectionAnswer, type ConnectionJudge } from '../runtime/sandbox/sandboxNetwork.js';
+import { runSandboxedProcess } from '../runtime/sandbox/sandboxedProcess.js';
+import { sandboxAvailability } from '../runtime/sandbox/sandboxProbe.js';
 
 export const SANDBOX_USAGE = `  agentpolicy sandbox [--workspace DIR] [--policy F] [--managed F] [--user F] [--untrusted] [--agent NAME]
                       [--pass-env NAME]… (-- COMMAND [ARGS…] | --shell LINE)`;

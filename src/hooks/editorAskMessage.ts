@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { canonicalJson } from '../policy/rules/compile.js';
 import { MARK_PATTERN } from '../policy/file/policyNames.js';
 import { isRemember, type Remember } from '../policy/file/grantLength.js';
-import type { ExternalAsk } from '../runtime/externalSession.js';
+import type { ExternalAsk } from '../runtime/host/externalSession.js';
 import { PROTOCOL_VERSION } from './editorBridge.js';
 import { HOST_AGENTS, type HostAgent } from './hostAgents.js';
 

@@ -6,7 +6,7 @@
 // extension starts it with its core and disposes of it with the window.
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import type { SessionHost } from '../runtime/sessionHost.js';
+import type { SessionHost } from '../runtime/host/sessionHost.js';
 import { readAskLine } from './editorAskMessage.js';
 import { MAX_ASK_BYTES } from './editorBridge.js';
 import {

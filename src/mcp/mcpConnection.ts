@@ -9,7 +9,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { RuntimeTool, ServerSandboxHost, SignInSource, ToolConnection, ToolRunContext } from '../runtime/tools.js';
+import type { RuntimeTool, ServerSandboxHost, SignInSource, ToolConnection, ToolRunContext } from '../runtime/tools/tools.js';
 import { CallClock } from './mcpCallClock.js';
 import type { McpServerConfig } from './mcpConfig.js';
 import { elicit, handleElicitations, type RunningCall } from './mcpElicitation.js';

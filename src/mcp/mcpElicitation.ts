@@ -3,8 +3,8 @@
 // own fields go back.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CancelledNotificationSchema, ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { isObject } from '../runtime/model.js';
-import type { ElicitationField, ElicitationSchema, ToolRunContext } from '../runtime/tools.js';
+import { isObject } from '../runtime/model/model.js';
+import type { ElicitationField, ElicitationSchema, ToolRunContext } from '../runtime/tools/tools.js';
 
 /** A tool call in progress, as an elicitation sees it: whether it can ask a person, and its clock to stop while they answer. */
 export interface RunningCall {

@@ -11,7 +11,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { SandboxLaunch } from '../runtime/commandProcess.js';
+import type { SandboxLaunch } from '../runtime/sandbox/commandProcess.js';
 
 const GRACE_MS = 2000;
 

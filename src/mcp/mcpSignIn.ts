@@ -2,7 +2,7 @@
 // reading their values, and the errors that send a person to enter them (missing, or refused
 // with a 401).
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { SignInSource } from '../runtime/tools.js';
+import type { SignInSource } from '../runtime/tools/tools.js';
 import type { McpInputDeclaration, McpInputs, McpServerConfig } from './mcpConfig.js';
 import { inputIdsOf } from './mcpVariables.js';
 

@@ -5,8 +5,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolAnnotations } from '../policy/rules/call.js';
 import { hintNames } from '../policy/file/policyNames.js';
-import { isObject, withoutSchemaUri } from '../runtime/model.js';
-import type { InputCheck, RuntimeTool, SignInSource, ToolRunContext } from '../runtime/tools.js';
+import { isObject, withoutSchemaUri } from '../runtime/model/model.js';
+import type { InputCheck, RuntimeTool, SignInSource, ToolRunContext } from '../runtime/tools/tools.js';
 import type { ToolInputValidator } from './mcpInputValidator.js';
 
 /**

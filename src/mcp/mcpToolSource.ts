@@ -4,7 +4,7 @@
 // server says about them (descriptions, annotations) is untrusted and only ever loosens what a
 // policy author chose through `effectiveHints`. The source remembers, for all its connections,
 // the person's consent to start the server and the credentials the server refused.
-import type { ToolSource, ToolSourceContext } from '../runtime/tools.js';
+import type { ToolSource, ToolSourceContext } from '../runtime/tools/tools.js';
 import type { McpConfig, McpServerConfig } from './mcpConfig.js';
 import { McpConnection, type McpConnectionSource } from './mcpConnection.js';
 import { describeServerLaunch, serverFingerprint } from './mcpServerLaunch.js';

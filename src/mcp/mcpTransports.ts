@@ -8,8 +8,8 @@ import type { Readable } from 'node:stream';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { commandEnvironment, type SandboxLaunch } from '../runtime/commandProcess.js';
-import { withoutCredentials } from '../runtime/sandboxEnvironment.js';
+import { commandEnvironment, type SandboxLaunch } from '../runtime/sandbox/commandProcess.js';
+import { withoutCredentials } from '../runtime/sandbox/sandboxEnvironment.js';
 import { parseEnvFile, type McpHttpServerConfig, type McpStdioServerConfig } from './mcpConfig.js';
 import { SandboxedStdioTransport } from './mcpSandboxTransport.js';
 

@@ -3,16 +3,16 @@
 // Imports signIn.ts, turn.ts, audit.ts, offeredTools.ts, serverSandbox.ts, the policy's managed controls and hidden tools, and types only (tree, session definition, tool calls, model, tools).
 import { describeDenial } from '../policy/hiddenTools.js';
 import { mcpServerRefusal, NO_CONTROLS } from '../policy/rules/managedControls.js';
-import { auditHidden } from './audit.js';
-import { offeredTools } from './offeredTools.js';
-import type { Message } from './model.js';
-import type { SessionDefinition } from './sessionDefinition.js';
-import { serverSandboxHost } from './serverSandbox.js';
-import { ensureSignedIn } from './signIn.js';
-import type { ToolCalls } from './toolCall.js';
-import type { Tree, TreeSession } from './tree.js';
-import { endTurn, type TurnCore } from './turn.js';
-import type { RuntimeTool } from './tools.js';
+import { auditHidden } from './audit/audit.js';
+import { offeredTools } from './calls/offeredTools.js';
+import type { Message } from './model/model.js';
+import type { SessionDefinition } from './tree/sessionDefinition.js';
+import { serverSandboxHost } from './calls/serverSandbox.js';
+import { ensureSignedIn } from './tree/signIn.js';
+import type { ToolCalls } from './calls/toolCall.js';
+import type { Tree, TreeSession } from './tree/tree.js';
+import { endTurn, type TurnCore } from './tree/turn.js';
+import type { RuntimeTool } from './tools/tools.js';
 
 export class ModelLoop {
   private readonly messages: Message[] = [];

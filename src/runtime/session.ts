@@ -8,22 +8,22 @@
 import * as path from 'node:path';
 import { SPAWN_TOOL } from '../policy/hiddenTools.js';
 import { initShellParser } from '../policy/shell/shellParser.js';
-import { SdkError, type AnswerResult, type Blocked, type OpenCallback, type TurnState } from './answers.js';
-import { answerCallback, closeCallbacks, type AnsweredBy } from './callbacks.js';
-import { drive } from './drivers.js';
-import type { RuntimeEvent } from './events.js';
+import { SdkError, type AnswerResult, type Blocked, type OpenCallback, type TurnState } from './tree/answers.js';
+import { answerCallback, closeCallbacks, type AnsweredBy } from './tree/callbacks.js';
+import { drive } from './tree/drivers.js';
+import type { RuntimeEvent } from './tree/events.js';
 import { ModelLoop } from './modelLoop.js';
-import { noBashHook } from './noBashHook.js';
-import { protectedFilesHook, protectedPathsOf } from './protected.js';
-import { sessionSandboxLine } from './sandboxRun.js';
-import { definitionOf, type SessionDefinition } from './sessionDefinition.js';
-import type { RootAgentDefinition, StartSessionOptions } from './sessionOptions.js';
-import { ToolCalls } from './toolCall.js';
-import { toolDenial } from './offeredTools.js';
-import { grantRevokedEntry, type Grant } from './sessionGrants.js';
-import { newId, Tree, type TreeSession } from './tree.js';
-import { endTurn, Turn, TurnCore, type TurnOwner } from './turn.js';
-import type { SubagentHost } from './tools.js';
+import { noBashHook } from './calls/noBashHook.js';
+import { protectedFilesHook, protectedPathsOf } from './calls/protected.js';
+import { sessionSandboxLine } from './calls/sandboxRun.js';
+import { definitionOf, type SessionDefinition } from './tree/sessionDefinition.js';
+import type { RootAgentDefinition, StartSessionOptions } from './tree/sessionOptions.js';
+import { ToolCalls } from './calls/toolCall.js';
+import { toolDenial } from './calls/offeredTools.js';
+import { grantRevokedEntry, type Grant } from './tree/sessionGrants.js';
+import { newId, Tree, type TreeSession } from './tree/tree.js';
+import { endTurn, Turn, TurnCore, type TurnOwner } from './tree/turn.js';
+import type { SubagentHost } from './tools/tools.js';
 
 export class Session implements TreeSession, TurnOwner {
   readonly id = newId('sess');

@@ -2,8 +2,8 @@
 // message when the answer came too late: it was answered elsewhere, and nothing ran.
 import * as vscode from 'vscode';
 import { offeredDurations } from '../policy/file/grantLength.js';
-import { AllowApproval, DenyApproval, SdkError, type ApprovalRequest, type CallbackAnswer } from '../runtime/answers.js';
-import type { AnswerSurface, SessionHost } from '../runtime/sessionHost.js';
+import { AllowApproval, DenyApproval, SdkError, type ApprovalRequest, type CallbackAnswer } from '../runtime/tree/answers.js';
+import type { AnswerSurface, SessionHost } from '../runtime/host/sessionHost.js';
 import type { Log } from './log.js';
 import { walkthroughStepDone } from './walkthroughSteps.js';
 

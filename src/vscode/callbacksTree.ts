@@ -2,11 +2,11 @@
 // MCP servers' requests for input and results held for review), other agents' sessions whose hooks ask here, plus
 // sessions a reload interrupted with what they left open. The view itself is created at activation (callbacksView.ts); this fills it.
 import * as vscode from 'vscode';
-import type { OpenCallback } from '../runtime/answers.js';
-import type { RecoveredSession } from '../runtime/auditRead.js';
-import type { ExternalHost, ListedSession, SessionNodeInfo } from '../runtime/listedSession.js';
-import type { Grant } from '../runtime/sessionGrants.js';
-import type { SessionHost } from '../runtime/sessionHost.js';
+import type { OpenCallback } from '../runtime/tree/answers.js';
+import type { RecoveredSession } from '../runtime/audit/auditRead.js';
+import type { ExternalHost, ListedSession, SessionNodeInfo } from '../runtime/host/listedSession.js';
+import type { Grant } from '../runtime/tree/sessionGrants.js';
+import type { SessionHost } from '../runtime/host/sessionHost.js';
 import { offeredDurations } from '../policy/file/grantLength.js';
 import { CALLBACK_ICONS, callbackKind, callbackLabel, sessionState, callbackSummary, defang, describeAsker, describeRule, formatAge, formatTimeLeft } from './describe.js';
 

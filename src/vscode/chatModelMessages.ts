@@ -2,7 +2,7 @@
 // plain parts) turned into the runtime's ModelRequest, and a model's response into the parts the
 // provider reports. The reverse of lmMessages.ts, which turns the runtime's requests into the API's.
 // No `vscode` import: tested in plain Node; chatModels.ts adapts VS Code's classes.
-import { isObject, type Message, type ModelResponse, type ModelToolCall, type ModelToolSpec } from '../runtime/model.js';
+import { isObject, type Message, type ModelResponse, type ModelToolCall, type ModelToolSpec } from '../runtime/model/model.js';
 import type { LmTextPart, LmToolCallPart, LmToolResultPart } from './lmMessages.js';
 
 /** A message as the provider receives it; parts VS Code has but a model here cannot read (images, data) are left out by the adapter. */

@@ -5,8 +5,8 @@
 // an answer from any surface settles. What is shown is chatStream.ts's; which session, chatSessions.ts's.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { HostedSession } from '../runtime/sessionHost.js';
-import { loadWorkspaceAgents } from '../runtime/workspaceAgents.js';
+import type { HostedSession } from '../runtime/host/sessionHost.js';
+import { loadWorkspaceAgents } from '../runtime/agents/workspaceAgents.js';
 import { choiceLabel, notificationChoices } from './answering.js';
 import { chatModelReference } from './chatModels.js';
 import { loadAgentsForSession, sessionStartOptions, type CommandContext } from './commands.js';

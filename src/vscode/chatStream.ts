@@ -7,10 +7,10 @@
 // commands); inside our markdown every untrusted value is escaped or in a code span. Buttons carry
 // a callback id only: the command they run answers the open callback, checked like any other answer.
 import * as l10n from '@vscode/l10n';
-import type { OpenCallback } from '../runtime/answers.js';
-import { summarizeInput } from '../runtime/audit.js';
-import type { RuntimeEvent } from '../runtime/events.js';
-import type { AnswerSurface } from '../runtime/sessionHost.js';
+import type { OpenCallback } from '../runtime/tree/answers.js';
+import { summarizeInput } from '../runtime/audit/audit.js';
+import type { RuntimeEvent } from '../runtime/tree/events.js';
+import type { AnswerSurface } from '../runtime/host/sessionHost.js';
 import type { Choice } from './answering.js';
 import { chatAnswerArg, type ChatAnswerArg } from './chatApprovals.js';
 import { describeRule } from './describe.js';

@@ -1,10 +1,10 @@
 // The extension's commands: start a session, answer what is pending, sign in, transcripts.
 import * as vscode from 'vscode';
-import { SignInAnswer, type OpenApproval, type OpenCallback } from '../runtime/answers.js';
-import type { ListedSession } from '../runtime/listedSession.js';
-import type { AnswerSurface, SessionHost } from '../runtime/sessionHost.js';
-import type { StartSessionOptions } from '../runtime/sessionOptions.js';
-import { AGENTS_FILE, DEFAULT_MODEL, loadWorkspaceAgents, type ModelFactory, type WorkspaceAgents } from '../runtime/workspaceAgents.js';
+import { SignInAnswer, type OpenApproval, type OpenCallback } from '../runtime/tree/answers.js';
+import type { ListedSession } from '../runtime/host/listedSession.js';
+import type { AnswerSurface, SessionHost } from '../runtime/host/sessionHost.js';
+import type { StartSessionOptions } from '../runtime/tree/sessionOptions.js';
+import { AGENTS_FILE, DEFAULT_MODEL, loadWorkspaceAgents, type ModelFactory, type WorkspaceAgents } from '../runtime/agents/workspaceAgents.js';
 import { alreadyAnswered, alreadyReviewed, answerCallback, answerFor, approvalChoices, choiceDescription, choiceIcon, choiceLabel, type Choice } from './answering.js';
 import type { TreeNode } from './callbacksTree.js';
 import { isChatAnswerArg, type ChatAnswerArg } from './chatApprovals.js';

@@ -2,13 +2,13 @@
 // functions tested in plain Node, so their strings go through @vscode/l10n (English there; core.ts
 // hands it VS Code's bundle): the same keys as vscode.l10n.t, in the same l10n/bundle.l10n.json.
 import * as l10n from '@vscode/l10n';
-import type { OpenCallback } from '../runtime/answers.js';
-import { summarizeInput } from '../runtime/audit.js';
+import type { OpenCallback } from '../runtime/tree/answers.js';
+import { summarizeInput } from '../runtime/audit/audit.js';
 import type { PolicyDecision } from '../policy/policy.js';
-import type { CommandSandboxReport } from '../runtime/sandboxNote.js';
-import { describeSandbox } from '../runtime/sandboxProbe.js';
-import { SANDBOXED_TOOL } from '../runtime/sandboxRun.js';
-import type { ListedSession } from '../runtime/listedSession.js';
+import type { CommandSandboxReport } from '../runtime/sandbox/sandboxNote.js';
+import { describeSandbox } from '../runtime/sandbox/sandboxProbe.js';
+import { SANDBOXED_TOOL } from '../runtime/calls/sandboxRun.js';
+import type { ListedSession } from '../runtime/host/listedSession.js';
 
 export function callbackSummary(c: OpenCallback): string {
   if (c.type === 'approval') return summarizeInput(c.request.input, 80);

@@ -1,9 +1,9 @@
 // Answering an MCP server's request for input: respond with a form built from its schema,
 // decline, or cancel. The server's message and field texts are untrusted and shown as text.
 import * as vscode from 'vscode';
-import { ElicitationAnswer, type OpenElicitation } from '../runtime/answers.js';
-import { defaultText, formFields, readField, type FormField } from '../runtime/elicitationForm.js';
-import type { SessionHost } from '../runtime/sessionHost.js';
+import { ElicitationAnswer, type OpenElicitation } from '../runtime/tree/answers.js';
+import { defaultText, formFields, readField, type FormField } from '../runtime/tree/elicitationForm.js';
+import type { SessionHost } from '../runtime/host/sessionHost.js';
 import { answerCallback } from './answering.js';
 import type { Log } from './log.js';
 

@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { EditorServer, type WindowFacts } from '../hooks/editorServer.js';
-import type { SessionHost } from '../runtime/sessionHost.js';
+import type { SessionHost } from '../runtime/host/sessionHost.js';
 import type { Log } from './log.js';
 import type { PolicyService } from './policyService.js';
 

@@ -1,6 +1,6 @@
 // The `vscode-lm:` provider's pure half: a model reference, a request and the provider's errors as
 // plain data and text. No `vscode` import, so it is tested in plain Node; lmModel.ts adapts it.
-import { isObject, ModelError, withoutSchemaUri, type ModelRequest } from '../runtime/model.js';
+import { isObject, ModelError, withoutSchemaUri, type ModelRequest } from '../runtime/model/model.js';
 
 export const LM_PROVIDER = 'vscode-lm';
 

@@ -2,7 +2,7 @@
 // references `vscode-lm:<vendor>/<family>`. The conversion to the API's messages is in lmMessages.ts.
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import { cancelled, ModelError, type Model, type ModelRequest, type ModelResponse, type ModelToolCall } from '../runtime/model.js';
+import { cancelled, ModelError, type Model, type ModelRequest, type ModelResponse, type ModelToolCall } from '../runtime/model/model.js';
 import { describeSelector, lmErrorMessage, lmRequestOf, noModelMessage, parseLmReference, type LmMessage, type LmSelector } from './lmMessages.js';
 
 export interface VsCodeLanguageModelOptions {

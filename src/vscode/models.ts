@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { providerModelFactory } from '../runtime/providers/index.js';
-import { AGENTS_FILE, type ModelFactory } from '../runtime/workspaceAgents.js';
+import { AGENTS_FILE, type ModelFactory } from '../runtime/agents/workspaceAgents.js';
 import { BASE_URL_SETTING, originOf, secretKeyFor } from './apiKeys.js';
 import { configuredBaseUrl } from './baseUrlSetting.js';
 import { LM_PROVIDER, lmReferenceOf } from './lmMessages.js';

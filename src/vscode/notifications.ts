@@ -2,9 +2,9 @@
 // rule that asked, with Allow / the longest grant it may give (Allow for Session) / Deny (the shorter grants under More…). A burst is coalesced into one
 // notification that opens the tree. A setting turns them off (tree and status bar only).
 import * as vscode from 'vscode';
-import type { OpenCallback } from '../runtime/answers.js';
-import type { ListedSession } from '../runtime/listedSession.js';
-import type { SessionHost } from '../runtime/sessionHost.js';
+import type { OpenCallback } from '../runtime/tree/answers.js';
+import type { ListedSession } from '../runtime/host/listedSession.js';
+import type { SessionHost } from '../runtime/host/sessionHost.js';
 import { alreadyAnswered, alreadyReviewed, answerCallback, answerFor, choiceDescription, choiceIcon, choiceLabel, notificationChoices, type Choice } from './answering.js';
 import { askMessage, defang } from './describe.js';
 import { answerElicitation, elicitationActions } from './elicitation.js';

@@ -8,8 +8,8 @@ import { parseAgentsFile, spawnInfo } from '../agents/agentsFile.js';
 import { checkPolicyLayer } from '../policy/checking/check.js';
 import { LineMap, type Diagnostic } from '../policy/file/diagnostics.js';
 import { loadPolicyText } from '../policy/policy.js';
-import { toolsOfferedDiagnostics } from '../runtime/agentsToolsOffered.js';
-import { AGENTS_FILE } from '../runtime/workspaceAgents.js';
+import { toolsOfferedDiagnostics } from '../runtime/agents/agentsToolsOffered.js';
+import { AGENTS_FILE } from '../runtime/agents/workspaceAgents.js';
 import type { PolicyService } from './policyService.js';
 import { WORKSPACE_POLICY_FILE } from './policyService.js';
 

@@ -3,8 +3,8 @@
 // result is untrusted text (a fetched page, an MCP server's answer): shown as plain text in a
 // language of its own with link detection off, never rendered as markdown.
 import * as vscode from 'vscode';
-import { ResultReviewAnswer, type OpenResultReview } from '../runtime/answers.js';
-import type { SessionHost } from '../runtime/sessionHost.js';
+import { ResultReviewAnswer, type OpenResultReview } from '../runtime/tree/answers.js';
+import type { SessionHost } from '../runtime/host/sessionHost.js';
 import { alreadyReviewed, answerCallback } from './answering.js';
 import type { Log } from './log.js';
 

@@ -6,9 +6,9 @@
 // workspace, read README.md, write AGENT_NOTES.md, say so) as far as the request offers the tools
 // a move calls. A request that does not (the Chat view's own agent has other tools), or that goes
 // past the script, gets a plain answer saying what this model is. No `vscode` import.
-import { ModelError, type ModelResponse } from '../runtime/model.js';
-import { ScriptedModel } from '../runtime/scripted.js';
-import { DEFAULT_AGENT_NAME, DEFAULT_MODEL, DEFAULT_SCENARIO } from '../runtime/workspaceAgents.js';
+import { ModelError, type ModelResponse } from '../runtime/model/model.js';
+import { ScriptedModel } from '../runtime/model/scripted.js';
+import { DEFAULT_AGENT_NAME, DEFAULT_MODEL, DEFAULT_SCENARIO } from '../runtime/agents/workspaceAgents.js';
 import type { RuntimeChatRequest } from './chatModelMessages.js';
 
 let model: ScriptedModel | undefined;

@@ -2,7 +2,7 @@
 // (the MCP SDK). extension.ts imports this module dynamically, so the bundle evaluates them at
 // the first session rather than at activation.
 import type * as vscode from 'vscode';
-import type { ModelFactory } from '../runtime/workspaceAgents.js';
+import type { ModelFactory } from '../runtime/agents/workspaceAgents.js';
 import type { Log } from './log.js';
 import { WorkspaceMcpServers } from './mcpServers.js';
 import { workspaceModelFactory } from './models.js';

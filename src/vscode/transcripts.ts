@@ -1,6 +1,6 @@
 // Session transcripts as read-only documents that grow while the session runs.
 import * as vscode from 'vscode';
-import type { SessionHost } from '../runtime/sessionHost.js';
+import type { SessionHost } from '../runtime/host/sessionHost.js';
 import { sessionState } from './describe.js';
 
 export const TRANSCRIPT_SCHEME = 'agent-policy-transcript';

@@ -12,10 +12,10 @@ import fc from 'fast-check';
 import { askEditor, findEditor, MAX_ASK_BYTES, type EditorAsk, type EditorEndpoint } from '../../src/hooks/editorBridge.js';
 import { discoveryFile, ensurePrivateDirectory, privateDirectoryProblem, readAcceptedPolicy, realFolder, writeDiscovery } from '../../src/hooks/editorDiscovery.js';
 import { EditorServer } from '../../src/hooks/editorServer.js';
-import { AllowApproval, DenyApproval, SdkError, type OpenApproval } from '../../src/runtime/answers.js';
-import { FileAuditLog, type AuditEntry } from '../../src/runtime/audit.js';
-import { readAuditLog } from '../../src/runtime/auditRead.js';
-import { SessionHost } from '../../src/runtime/sessionHost.js';
+import { AllowApproval, DenyApproval, SdkError, type OpenApproval } from '../../src/runtime/tree/answers.js';
+import { FileAuditLog, type AuditEntry } from '../../src/runtime/audit/audit.js';
+import { readAuditLog } from '../../src/runtime/audit/auditRead.js';
+import { SessionHost } from '../../src/runtime/host/sessionHost.js';
 import { askMessage, describeAsker } from '../../src/vscode/describe.js';
 
 const CHILD = path.join(__dirname, 'askEditorChild.ts');

@@ -13,8 +13,8 @@ import { HookFileError } from '../../src/hooks/hookFileEdit.js';
 import { applyHookInstall, changeKind, installedHookHosts, planHookChanges, planHookInstall, type HookInstallOptions } from '../../src/hooks/hookInstall.js';
 import { HOST_AGENTS, type HostAgent } from '../../src/hooks/hostAgents.js';
 import { initShellParser } from '../../src/policy/shell/shellParser.js';
-import { builtinTools } from '../../src/runtime/builtins.js';
-import { DEFAULT_PROTECTED_FILES, protectedFilesHook } from '../../src/runtime/protected.js';
+import { builtinTools } from '../../src/runtime/tools/builtins.js';
+import { DEFAULT_PROTECTED_FILES, protectedFilesHook } from '../../src/runtime/calls/protected.js';
 
 const SHARED = 'agentpolicy hook --agent "$([ -n "${COPILOT_CLI:-}" ] && echo copilot || echo vscode)" --timeout 120';
 

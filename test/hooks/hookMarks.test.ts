@@ -12,7 +12,7 @@ import { runHook, type HookAsk, type HookEditor, type HookEditorAnswer } from '.
 import { addHookMarks, hookMarksFile, readHookMarks } from '../../src/hooks/hookMarks.js';
 import type { HostAgent } from '../../src/hooks/hostAgents.js';
 import { initShellParser } from '../../src/policy/shell/shellParser.js';
-import { ExternalSession } from '../../src/runtime/externalSession.js';
+import { ExternalSession } from '../../src/runtime/host/externalSession.js';
 
 const POLICY = JSON.stringify({
   version: 1,

@@ -10,7 +10,7 @@ import { readServiceDiscovery } from '../../src/hooks/serviceFiles';
 import { binPath, HOST_DRIVERS, type HostDriver } from './hostDrivers';
 import { createHostProject, type HostProject, type HostRunResult, type HostScenario, runHost, runHostIn } from './hostRun';
 import { AGENTPOLICY_CLI } from './installHook';
-import { describeSandbox, sandboxAvailability } from '../../src/runtime/sandboxProbe';
+import { describeSandbox, sandboxAvailability } from '../../src/runtime/sandbox/sandboxProbe';
 import { requireTestHost, startTestHost, type TestHost } from '../netHost';
 
 /** What each host can be made to do when its hook fails (docs/hooks.md, "Tested hosts"): the hook being the client `hook install` writes. */

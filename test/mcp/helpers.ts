@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import type { McpServerConfig } from '../../src/mcp/mcpConfig.js';
 import type { McpConnection } from '../../src/mcp/mcpConnection.js';
 import type { McpToolSource } from '../../src/mcp/mcpToolSource.js';
-import type { RuntimeTool, ToolRunContext } from '../../src/runtime/tools.js';
+import type { RuntimeTool, ToolRunContext } from '../../src/runtime/tools/tools.js';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 export const FILESYSTEM_SERVER = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');

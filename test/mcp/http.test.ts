@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import { parseMcpConfig } from '../../src/mcp/mcpConfig.js';
 import { McpSignInRequired } from '../../src/mcp/mcpSignIn.js';
 import { McpToolSource, mcpToolSources } from '../../src/mcp/mcpToolSource.js';
-import type { ElicitationRequest } from '../../src/runtime/tools.js';
+import type { ElicitationRequest } from '../../src/runtime/tools/tools.js';
 import { startHttpFixture, type HttpFixture } from './fixtures/httpServer.js';
 import { byId, call, closeAll, context, tempDir, waitFor } from './helpers.js';
 

@@ -9,7 +9,7 @@ import { flatSchema } from '../../src/mcp/mcpElicitation.js';
 import type { McpSourceOptions } from '../../src/mcp/mcpSourceOptions.js';
 import { MCP_TOOL_NAME, modelFacingName, untrustedAnnotations } from '../../src/mcp/mcpToolMapping.js';
 import { McpToolSource } from '../../src/mcp/mcpToolSource.js';
-import type { ElicitationRequest, ElicitationResult, RuntimeTool } from '../../src/runtime/tools.js';
+import type { ElicitationRequest, ElicitationResult, RuntimeTool } from '../../src/runtime/tools/tools.js';
 import { byId, call, closeAll, context, FIXTURES, isAlive, nodeServer, pidOf, tempDir, waitFor } from './helpers.js';
 
 const TOOLBOX = path.join(FIXTURES, 'toolbox.ts');

@@ -9,13 +9,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { main } from '../../src/cli/agentpolicy.js';
-import { Agent, Builtins, PermissionPolicy, PermissionRule } from '../../src/runtime/agent.js';
-import { Completed, Failed, type TurnState } from '../../src/runtime/answers.js';
-import { ModelError, type Message, type ModelRequest, type ModelToolSpec } from '../../src/runtime/model.js';
+import { Agent, Builtins, PermissionPolicy, PermissionRule } from '../../src/runtime/agents/agent.js';
+import { Completed, Failed, type TurnState } from '../../src/runtime/tree/answers.js';
+import { ModelError, type Message, type ModelRequest, type ModelToolSpec } from '../../src/runtime/model/model.js';
 import { openAICompatibleFromEnv, providerModelFactory } from '../../src/runtime/providers/index.js';
 import { OpenAICompatibleModel, type OpenAICompatibleOptions } from '../../src/runtime/providers/openaiCompatible.js';
 import type { Session } from '../../src/runtime/session.js';
-import { tool } from '../../src/runtime/tools.js';
+import { tool } from '../../src/runtime/tools/tools.js';
 import { ReplayServer, type Reply } from './replayServer.js';
 
 const LOOKUP_PRICE: ModelToolSpec = {

@@ -1,4 +1,4 @@
-// What each agent of an agents file is offered (src/runtime/agentsToolsOffered.ts), as the editor's
+// What each agent of an agents file is offered (src/runtime/agents/agentsToolsOffered.ts), as the editor's
 // Problems show it for `.agents.jsonc`: judged from the text the editor holds (not saved yet),
 // under the policy in force. `agentpolicy check` is tested in test/cli/toolsOffered.test.ts.
 import * as assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseAgentsFile } from '../../src/agents/agentsFile.js';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
-import { toolsOfferedDiagnostics } from '../../src/runtime/agentsToolsOffered.js';
+import { toolsOfferedDiagnostics } from '../../src/runtime/agents/agentsToolsOffered.js';
 
 describe('agents file: the tools each agent is offered', () => {
   it('judges the text given (an unsaved edit), not the file on disk, and says what it was judged by', () => {

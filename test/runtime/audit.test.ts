@@ -14,11 +14,11 @@ import {
   MemoryAuditLog,
   summarizeInput,
   type AuditEntry,
-} from '../../src/runtime/audit.js';
-import { auditTable, interruptedSessions, parseAuditText, readAuditLog } from '../../src/runtime/auditRead.js';
+} from '../../src/runtime/audit/audit.js';
+import { auditTable, interruptedSessions, parseAuditText, readAuditLog } from '../../src/runtime/audit/auditRead.js';
 
 const repoRoot = path.resolve(__dirname, '../..');
-const auditModule = path.join(repoRoot, 'src/runtime/audit.ts');
+const auditModule = path.join(repoRoot, 'src/runtime/audit/audit.ts');
 
 let tmp: string;
 before(() => {

@@ -4,11 +4,11 @@
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { z } from 'zod';
-import { Agent, PermissionPolicy, PermissionRule } from '../../src/runtime/agent.js';
-import { AllowApproval, Blocked, Completed, Failed } from '../../src/runtime/answers.js';
-import type { AuditEntry, AuditSink } from '../../src/runtime/audit.js';
-import { ScriptedModel } from '../../src/runtime/scripted.js';
-import { tool } from '../../src/runtime/tools.js';
+import { Agent, PermissionPolicy, PermissionRule } from '../../src/runtime/agents/agent.js';
+import { AllowApproval, Blocked, Completed, Failed } from '../../src/runtime/tree/answers.js';
+import type { AuditEntry, AuditSink } from '../../src/runtime/audit/audit.js';
+import { ScriptedModel } from '../../src/runtime/model/scripted.js';
+import { tool } from '../../src/runtime/tools/tools.js';
 
 /** A sink that records each write as it comes: one entry, or a batch of them. */
 class RecordingSink implements AuditSink {

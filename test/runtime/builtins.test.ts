@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { builtinFileTools, builtinTools, runCommandTool } from '../../src/runtime/builtins.js';
-import { MAX_FILE_BYTES, type ListFilesResult, type ReadFileResult, type SearchFilesResult } from '../../src/runtime/fileReadTools.js';
-import type { DeleteFileResult, RenameFileResult, WriteFileResult } from '../../src/runtime/fileWriteTools.js';
-import type { RunCommandResult } from '../../src/runtime/runCommandTool.js';
-import { OutsideWorkspaceError } from '../../src/runtime/workspacePaths.js';
-import type { RuntimeTool, ToolRunContext } from '../../src/runtime/tools.js';
+import { builtinFileTools, builtinTools, runCommandTool } from '../../src/runtime/tools/builtins.js';
+import { MAX_FILE_BYTES, type ListFilesResult, type ReadFileResult, type SearchFilesResult } from '../../src/runtime/tools/fileReadTools.js';
+import type { DeleteFileResult, RenameFileResult, WriteFileResult } from '../../src/runtime/tools/fileWriteTools.js';
+import type { RunCommandResult } from '../../src/runtime/tools/runCommandTool.js';
+import { OutsideWorkspaceError } from '../../src/runtime/tools/workspacePaths.js';
+import type { RuntimeTool, ToolRunContext } from '../../src/runtime/tools/tools.js';
 import { snapshot } from './fsSnapshot.js';
 
 // Every test gets a fresh temporary tree:

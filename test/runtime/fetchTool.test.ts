@@ -4,13 +4,13 @@
 import assert from 'node:assert/strict';
 import type * as http from 'node:http';
 import * as os from 'node:os';
-import { Agent, Builtins, PermissionPolicy, PermissionRule } from '../../src/runtime/agent.js';
-import { AllowApproval, type OpenApproval } from '../../src/runtime/answers.js';
-import { ScriptedModel } from '../../src/runtime/scripted.js';
-import { fetchTool, type FetchedPage } from '../../src/runtime/fetchTool.js';
-import { htmlToText } from '../../src/runtime/htmlText.js';
-import { summarizeInput } from '../../src/runtime/audit.js';
-import type { RuntimeTool, ToolRunContext } from '../../src/runtime/tools.js';
+import { Agent, Builtins, PermissionPolicy, PermissionRule } from '../../src/runtime/agents/agent.js';
+import { AllowApproval, type OpenApproval } from '../../src/runtime/tree/answers.js';
+import { ScriptedModel } from '../../src/runtime/model/scripted.js';
+import { fetchTool, type FetchedPage } from '../../src/runtime/tools/fetchTool.js';
+import { htmlToText } from '../../src/runtime/tools/htmlText.js';
+import { summarizeInput } from '../../src/runtime/audit/audit.js';
+import type { RuntimeTool, ToolRunContext } from '../../src/runtime/tools/tools.js';
 import { closeLoopbackServer, loopbackPort, startLoopbackServer } from '../loopbackHttp.js';
 
 let server: http.Server;

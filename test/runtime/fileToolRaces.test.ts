@@ -8,11 +8,11 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { builtinTools } from '../../src/runtime/builtins.js';
-import type { ReadFileResult } from '../../src/runtime/fileReadTools.js';
-import type { DeleteFileResult, RenameFileResult, WriteFileResult } from '../../src/runtime/fileWriteTools.js';
-import type { RuntimeTool, ToolRunContext } from '../../src/runtime/tools.js';
-import { ChangedWhileOpeningError, confinementTesting, OutsideWorkspaceError, verifyOpened } from '../../src/runtime/workspacePaths.js';
+import { builtinTools } from '../../src/runtime/tools/builtins.js';
+import type { ReadFileResult } from '../../src/runtime/tools/fileReadTools.js';
+import type { DeleteFileResult, RenameFileResult, WriteFileResult } from '../../src/runtime/tools/fileWriteTools.js';
+import type { RuntimeTool, ToolRunContext } from '../../src/runtime/tools/tools.js';
+import { ChangedWhileOpeningError, confinementTesting, OutsideWorkspaceError, verifyOpened } from '../../src/runtime/tools/workspacePaths.js';
 import { snapshot } from './fsSnapshot.js';
 
 //   <root>/ws        the workspace folder

@@ -11,9 +11,9 @@ import {
 } from '../../src/entries/runtime.js';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shell/shellParser.js';
-import type { RuntimeEvent } from '../../src/runtime/events.js';
-import { auditTable } from '../../src/runtime/auditRead.js';
-import { describeEvent } from '../../src/runtime/transcript.js';
+import type { RuntimeEvent } from '../../src/runtime/tree/events.js';
+import { auditTable } from '../../src/runtime/audit/auditRead.js';
+import { describeEvent } from '../../src/runtime/host/transcript.js';
 
 function policyOf(rules: readonly unknown[], extra: Record<string, unknown> = {}): Policy {
   const layer = loadPolicyText(JSON.stringify({ version: 1, rules, ...extra }), '.agentpolicy.jsonc', 'workspace');

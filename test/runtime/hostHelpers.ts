@@ -1,6 +1,6 @@
 // Shared by the tests of hosted sessions (test/runtime/sessionHost.test.ts, test/vscode/chat*.test.ts).
 import { z } from 'zod';
-import { tool } from '../../src/runtime/tools.js';
+import { tool } from '../../src/runtime/tools/tools.js';
 
 /** Resolves once `check` holds; rejects after 5 s naming `what`. */
 export function until(check: () => boolean, what: string): Promise<void> {

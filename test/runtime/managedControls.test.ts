@@ -17,8 +17,8 @@ import { rememberSeconds } from '../../src/policy/file/grantLength.js';
 import { addRuleRefusal, mcpServerRefusal } from '../../src/policy/rules/managedControls.js';
 import { loadPolicyText, Policy, type PolicyLayer } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shell/shellParser.js';
-import { auditTable } from '../../src/runtime/auditRead.js';
-import { SessionHost } from '../../src/runtime/sessionHost.js';
+import { auditTable } from '../../src/runtime/audit/auditRead.js';
+import { SessionHost } from '../../src/runtime/host/sessionHost.js';
 
 const MANAGED_FILE = '/etc/agentpolicy/managed.jsonc';
 const FILES: Record<LayerName, string> = { managed: MANAGED_FILE, workspace: '.agentpolicy.jsonc', user: 'user.jsonc' };

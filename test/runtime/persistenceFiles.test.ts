@@ -6,12 +6,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
-import { builtinTools } from '../../src/runtime/builtins.js';
-import { HOME_STARTUP_FILES, WORKSPACE_PERSISTENCE_FILES } from '../../src/runtime/persistenceFiles.js';
-import { AGENT_CONTROL_FILES, DEFAULT_PROTECTED_FILES, protectedFilesHook, protectedPathsOf } from '../../src/runtime/protected.js';
-import { runCommandTool, type RunCommandResult } from '../../src/runtime/runCommandTool.js';
-import { probeSandbox } from '../../src/runtime/sandboxProbe.js';
-import type { RuntimeTool, ToolRunContext } from '../../src/runtime/tools.js';
+import { builtinTools } from '../../src/runtime/tools/builtins.js';
+import { HOME_STARTUP_FILES, WORKSPACE_PERSISTENCE_FILES } from '../../src/runtime/sandbox/persistenceFiles.js';
+import { AGENT_CONTROL_FILES, DEFAULT_PROTECTED_FILES, protectedFilesHook, protectedPathsOf } from '../../src/runtime/calls/protected.js';
+import { runCommandTool, type RunCommandResult } from '../../src/runtime/tools/runCommandTool.js';
+import { probeSandbox } from '../../src/runtime/sandbox/sandboxProbe.js';
+import type { RuntimeTool, ToolRunContext } from '../../src/runtime/tools/tools.js';
 
 const FILES = ['.vscode/tasks.json', '.envrc', '.github/workflows/ci.yml', '.gitmodules', '.husky/pre-commit', '.mcp.json', '.devcontainer/devcontainer.json'];
 

@@ -6,10 +6,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { initShellParser } from '../../src/policy/shell/shellParser.js';
-import { builtinTools } from '../../src/runtime/builtins.js';
-import { DEFAULT_PROTECTED_FILES, protectedFilesHook } from '../../src/runtime/protected.js';
-import type { ToolHook } from '../../src/runtime/sessionOptions.js';
-import type { RuntimeTool } from '../../src/runtime/tools.js';
+import { builtinTools } from '../../src/runtime/tools/builtins.js';
+import { DEFAULT_PROTECTED_FILES, protectedFilesHook } from '../../src/runtime/calls/protected.js';
+import type { ToolHook } from '../../src/runtime/tree/sessionOptions.js';
+import type { RuntimeTool } from '../../src/runtime/tools/tools.js';
 
 function builtin(name: string): RuntimeTool {
   const tool = builtinTools().find((t) => t.id === `builtin.${name}`);

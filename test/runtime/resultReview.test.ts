@@ -11,21 +11,21 @@ import fc from 'fast-check';
 import { z } from 'zod';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shell/shellParser.js';
-import { Agent, Builtins, PermissionPolicy, PermissionRule, Subagent } from '../../src/runtime/agent.js';
+import { Agent, Builtins, PermissionPolicy, PermissionRule, Subagent } from '../../src/runtime/agents/agent.js';
 import { closeLoopbackServer, loopbackPort, startLoopbackServer } from '../loopbackHttp.js';
 import {
   AllowApproval, Blocked, Completed, DenyApproval, Failed, KeepCallbackOpen, ResultReviewAnswer, SdkError,
   type OpenResultReview, type TurnState,
-} from '../../src/runtime/answers.js';
-import { MemoryAuditLog } from '../../src/runtime/audit.js';
-import { auditTable } from '../../src/runtime/auditRead.js';
-import type { Message, Model, ModelRequest, ModelResponse } from '../../src/runtime/model.js';
-import { resultDigest } from '../../src/runtime/resultReview.js';
-import { ScriptedModel } from '../../src/runtime/scripted.js';
+} from '../../src/runtime/tree/answers.js';
+import { MemoryAuditLog } from '../../src/runtime/audit/audit.js';
+import { auditTable } from '../../src/runtime/audit/auditRead.js';
+import type { Message, Model, ModelRequest, ModelResponse } from '../../src/runtime/model/model.js';
+import { resultDigest } from '../../src/runtime/calls/resultReview.js';
+import { ScriptedModel } from '../../src/runtime/model/scripted.js';
 import type { Session } from '../../src/runtime/session.js';
-import { tool } from '../../src/runtime/tools.js';
-import type { RuntimeEvent } from '../../src/runtime/events.js';
-import { describeEvent } from '../../src/runtime/transcript.js';
+import { tool } from '../../src/runtime/tools/tools.js';
+import type { RuntimeEvent } from '../../src/runtime/tree/events.js';
+import { describeEvent } from '../../src/runtime/host/transcript.js';
 
 let ws: string;
 const sessions: Session[] = [];

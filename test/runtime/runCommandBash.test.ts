@@ -5,11 +5,11 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { commandEnvironment, commandShell, findBash, locateBash } from '../../src/runtime/commandProcess.js';
-import { NO_BASH_HOOK, NO_BASH_REASON, noBashHook } from '../../src/runtime/noBashHook.js';
-import { NO_BASH_STDERR_NOTE, runCommandTool, type RunCommandResult } from '../../src/runtime/runCommandTool.js';
-import { readFileTool } from '../../src/runtime/fileReadTools.js';
-import type { RuntimeTool, ToolRunContext } from '../../src/runtime/tools.js';
+import { commandEnvironment, commandShell, findBash, locateBash } from '../../src/runtime/sandbox/commandProcess.js';
+import { NO_BASH_HOOK, NO_BASH_REASON, noBashHook } from '../../src/runtime/calls/noBashHook.js';
+import { NO_BASH_STDERR_NOTE, runCommandTool, type RunCommandResult } from '../../src/runtime/tools/runCommandTool.js';
+import { readFileTool } from '../../src/runtime/tools/fileReadTools.js';
+import type { RuntimeTool, ToolRunContext } from '../../src/runtime/tools/tools.js';
 
 let ws: string;
 

@@ -9,10 +9,10 @@ import fc from 'fast-check';
 import type { ToolDescriptor } from '../../src/policy/rules/call.js';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shell/shellParser.js';
-import { runCommandTool, type RunCommandResult } from '../../src/runtime/runCommandTool.js';
-import { CREDENTIAL_VARIABLE_PATTERNS, isCredentialVariable, withoutCredentials } from '../../src/runtime/sandboxEnvironment.js';
-import { probeSandbox } from '../../src/runtime/sandboxProbe.js';
-import type { ToolRunContext } from '../../src/runtime/tools.js';
+import { runCommandTool, type RunCommandResult } from '../../src/runtime/tools/runCommandTool.js';
+import { CREDENTIAL_VARIABLE_PATTERNS, isCredentialVariable, withoutCredentials } from '../../src/runtime/sandbox/sandboxEnvironment.js';
+import { probeSandbox } from '../../src/runtime/sandbox/sandboxProbe.js';
+import type { ToolRunContext } from '../../src/runtime/tools/tools.js';
 
 const RUN_COMMAND: ToolDescriptor = {
   id: 'builtin.run_command', kind: 'builtin',

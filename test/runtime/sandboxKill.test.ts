@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { probeSandbox } from '../../src/runtime/sandboxProbe.js';
+import { probeSandbox } from '../../src/runtime/sandbox/sandboxProbe.js';
 import { liveProcesses, until } from '../liveProcesses.js';
 
 const probe = probeSandbox();

@@ -9,12 +9,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { ConnectionTarget } from '../../src/policy/rules/connection.js';
-import { DEFAULT_PROTECTED_FILES } from '../../src/runtime/protected.js';
-import { runCommandTool, type RunCommandResult } from '../../src/runtime/runCommandTool.js';
-import type { ConnectionAnswer } from '../../src/runtime/sandboxNetwork.js';
-import { probeSandbox } from '../../src/runtime/sandboxProbe.js';
-import type { ToolRunContext } from '../../src/runtime/tools.js';
-import type { ToolSandbox } from '../../src/runtime/toolSandbox.js';
+import { DEFAULT_PROTECTED_FILES } from '../../src/runtime/calls/protected.js';
+import { runCommandTool, type RunCommandResult } from '../../src/runtime/tools/runCommandTool.js';
+import type { ConnectionAnswer } from '../../src/runtime/sandbox/sandboxNetwork.js';
+import { probeSandbox } from '../../src/runtime/sandbox/sandboxProbe.js';
+import type { ToolRunContext } from '../../src/runtime/tools/tools.js';
+import type { ToolSandbox } from '../../src/runtime/sandbox/toolSandbox.js';
 import { requireTestHost, startTestHost, type TestHost } from '../netHost.js';
 
 const probe = probeSandbox();

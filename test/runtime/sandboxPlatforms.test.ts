@@ -13,15 +13,15 @@ import { SandboxRuntimeConfigSchema } from '@anthropic-ai/sandbox-runtime/dist/s
 import type { WindowsSandboxStatus } from '@anthropic-ai/sandbox-runtime/dist/sandbox/windows-sandbox-utils.js';
 import type { ConnectionTarget } from '../../src/policy/rules/connection.js';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
-import { commandShell, runCommandProcess } from '../../src/runtime/commandProcess.js';
-import { protectedPathsOf } from '../../src/runtime/protected.js';
-import { policyDeniedPaths } from '../../src/runtime/sandboxDeniedPaths.js';
-import { prepareSandbox } from '../../src/runtime/sandboxLaunch.js';
-import { seatbeltLaunch, shellWords } from '../../src/runtime/sandboxMacos.js';
-import { startCommandProxy } from '../../src/runtime/sandboxNetwork.js';
-import { platformSandboxInputs, type PlatformNetwork, type PlatformSandboxInputs } from '../../src/runtime/sandboxPlatforms.js';
-import { describeSandbox, probeSandbox, sandboxTesting } from '../../src/runtime/sandboxProbe.js';
-import { windowsAskCallback, windowsSandboxConfig } from '../../src/runtime/sandboxWindows.js';
+import { commandShell, runCommandProcess } from '../../src/runtime/sandbox/commandProcess.js';
+import { protectedPathsOf } from '../../src/runtime/calls/protected.js';
+import { policyDeniedPaths } from '../../src/runtime/calls/sandboxDeniedPaths.js';
+import { prepareSandbox } from '../../src/runtime/sandbox/sandboxLaunch.js';
+import { seatbeltLaunch, shellWords } from '../../src/runtime/sandbox/sandboxMacos.js';
+import { startCommandProxy } from '../../src/runtime/sandbox/sandboxNetwork.js';
+import { platformSandboxInputs, type PlatformNetwork, type PlatformSandboxInputs } from '../../src/runtime/sandbox/sandboxPlatforms.js';
+import { describeSandbox, probeSandbox, sandboxTesting } from '../../src/runtime/sandbox/sandboxProbe.js';
+import { windowsAskCallback, windowsSandboxConfig } from '../../src/runtime/sandbox/sandboxWindows.js';
 
 function write(file: string, text: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -1,4 +1,4 @@
-// Masked secrets (src/runtime/sandboxSecrets.ts; docs/sandbox.md, "Masked secrets") against the
+// Masked secrets (src/runtime/sandbox/sandboxSecrets.ts; docs/sandbox.md, "Masked secrets") against the
 // real bubblewrap, socat, curl and a real host in a network namespace the test makes
 // (test/netHost.ts), serving HTTP and HTTPS with a certificate of the test's own CA: the command
 // sees a stand-in, never the value; the proxy makes it the real value in an HTTPS request to the
@@ -17,13 +17,13 @@ import { policyFileFastCheck } from '../../src/policy/file/policyFileFastCheck.j
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
 import { PolicyFileSchema } from '../../src/policy/file/schema.js';
 import { initShellParser } from '../../src/policy/shell/shellParser.js';
-import { DEFAULT_PROTECTED_FILES } from '../../src/runtime/protected.js';
-import { runCommandTool, type RunCommandResult } from '../../src/runtime/runCommandTool.js';
-import type { ConnectionAnswer } from '../../src/runtime/sandboxNetwork.js';
-import { probeSandbox } from '../../src/runtime/sandboxProbe.js';
-import { maskSecrets, processCa, SANDBOX_TRUST_BUNDLE, trustUpstreamCaForTests } from '../../src/runtime/sandboxSecrets.js';
-import type { ToolRunContext } from '../../src/runtime/tools.js';
-import type { ToolSandbox } from '../../src/runtime/toolSandbox.js';
+import { DEFAULT_PROTECTED_FILES } from '../../src/runtime/calls/protected.js';
+import { runCommandTool, type RunCommandResult } from '../../src/runtime/tools/runCommandTool.js';
+import type { ConnectionAnswer } from '../../src/runtime/sandbox/sandboxNetwork.js';
+import { probeSandbox } from '../../src/runtime/sandbox/sandboxProbe.js';
+import { maskSecrets, processCa, SANDBOX_TRUST_BUNDLE, trustUpstreamCaForTests } from '../../src/runtime/sandbox/sandboxSecrets.js';
+import type { ToolRunContext } from '../../src/runtime/tools/tools.js';
+import type { ToolSandbox } from '../../src/runtime/sandbox/toolSandbox.js';
 import { requireTestHost, startTestHost, type TestHost } from '../netHost.js';
 
 // node-forge (the engine's) has no types here; only what a leaf certificate needs is used.

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LineMap } from '../../src/policy/file/diagnostics.js';
-import { ModelError, type Message, type ModelRequest, type ModelResponse } from '../../src/runtime/model.js';
-import { ScenarioSchema, ScriptedModel, type Scenario } from '../../src/runtime/scripted.js';
+import { ModelError, type Message, type ModelRequest, type ModelResponse } from '../../src/runtime/model/model.js';
+import { ScenarioSchema, ScriptedModel, type Scenario } from '../../src/runtime/model/scripted.js';
 
 const FIXTURE = join(__dirname, '..', 'fixtures', 'atlas-nova.scenario.jsonc');
 

@@ -13,10 +13,10 @@ import type { ToolCall } from '../../src/policy/rules/call.js';
 import { canonicalJson } from '../../src/policy/rules/compile.js';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shell/shellParser.js';
-import { ExternalSession, type ExternalAsk } from '../../src/runtime/externalSession.js';
-import { grantableParts, SessionGrants, type GrantCall } from '../../src/runtime/sessionGrants.js';
-import type { RuntimeEvent } from '../../src/runtime/events.js';
-import { describeEvent } from '../../src/runtime/transcript.js';
+import { ExternalSession, type ExternalAsk } from '../../src/runtime/host/externalSession.js';
+import { grantableParts, SessionGrants, type GrantCall } from '../../src/runtime/tree/sessionGrants.js';
+import type { RuntimeEvent } from '../../src/runtime/tree/events.js';
+import { describeEvent } from '../../src/runtime/host/transcript.js';
 
 const MINUTE = 60_000;
 

@@ -4,13 +4,13 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Agent, PermissionPolicy, PermissionRule, Subagent } from '../../src/runtime/agent.js';
-import { AllowApproval, DenyApproval } from '../../src/runtime/answers.js';
-import { FileAuditLog } from '../../src/runtime/audit.js';
-import type { Model } from '../../src/runtime/model.js';
-import { ScriptedModel } from '../../src/runtime/scripted.js';
-import { SessionHost } from '../../src/runtime/sessionHost.js';
-import type { ToolConnection, ToolSource } from '../../src/runtime/tools.js';
+import { Agent, PermissionPolicy, PermissionRule, Subagent } from '../../src/runtime/agents/agent.js';
+import { AllowApproval, DenyApproval } from '../../src/runtime/tree/answers.js';
+import { FileAuditLog } from '../../src/runtime/audit/audit.js';
+import type { Model } from '../../src/runtime/model/model.js';
+import { ScriptedModel } from '../../src/runtime/model/scripted.js';
+import { SessionHost } from '../../src/runtime/host/sessionHost.js';
+import type { ToolConnection, ToolSource } from '../../src/runtime/tools/tools.js';
 import { noteTool, until } from './hostHelpers.js';
 
 function makeAgent(ran: string[]): Agent {

@@ -10,9 +10,9 @@ import {
   PermissionRule, ScriptedModel, SdkError, SignInAnswer, Subagent,
   type ElicitationRequest, type RuntimeTool, type Session, type ToolConnection, type ToolRunContext, type ToolSource,
 } from '../../src/entries/runtime.js';
-import { formFields, readField, type FormField } from '../../src/runtime/elicitationForm.js';
-import { loadWorkspaceAgents } from '../../src/runtime/workspaceAgents.js';
-import { protectedFilesHook } from '../../src/runtime/protected.js';
+import { formFields, readField, type FormField } from '../../src/runtime/tree/elicitationForm.js';
+import { loadWorkspaceAgents } from '../../src/runtime/agents/workspaceAgents.js';
+import { protectedFilesHook } from '../../src/runtime/calls/protected.js';
 
 const FORM: ElicitationRequest['requestedSchema'] = {
   type: 'object',

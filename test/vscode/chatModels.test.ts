@@ -9,7 +9,7 @@ import { lmRequestOf, parseLmReference } from '../../src/vscode/lmMessages.js';
 import { CHAT_VENDOR, chatModelReferenceOf, chatModelsOffered, openaiCompatibleModelsIn, SCRIPTED_CHAT_MODEL } from '../../src/vscode/chatModelCatalog.js';
 import { responsePartsOf, runtimeRequestOf, type ProviderMessage } from '../../src/vscode/chatModelMessages.js';
 import { scriptedChatAnswer } from '../../src/vscode/scriptedChatModel.js';
-import type { Message, ModelToolSpec } from '../../src/runtime/model.js';
+import type { Message, ModelToolSpec } from '../../src/runtime/model/model.js';
 
 const signal = new AbortController().signal;
 const tool = (name: string): ModelToolSpec => ({ name, description: `the ${name} tool`, inputSchema: { type: 'object', properties: {} } });

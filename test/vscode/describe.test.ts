@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as l10n from '@vscode/l10n';
-import { OpenApproval, OpenElicitation } from '../../src/runtime/answers.js';
-import type { HostedSession } from '../../src/runtime/sessionHost.js';
+import { OpenApproval, OpenElicitation } from '../../src/runtime/tree/answers.js';
+import type { HostedSession } from '../../src/runtime/host/sessionHost.js';
 import { askMessage, defang } from '../../src/vscode/describe.js';
 
 const hosted = { pathOf: () => [{ agent: 'main' }] } as unknown as HostedSession;

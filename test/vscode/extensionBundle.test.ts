@@ -140,7 +140,7 @@ describe("the extension's small entry and its core", function () {
     const foreign = entry.inputs.filter((f) => !f.startsWith('src/vscode/'));
     assert.deepEqual(foreign, [], 'the small bundle must not hold these');
     assert.ok(core.inputs.some((f) => f.includes('node_modules/zod/')), 'the core holds zod (the check above is not vacuous)');
-    assert.ok(core.inputs.includes('src/policy/policy.ts') && core.inputs.includes('src/runtime/sessionHost.ts'));
+    assert.ok(core.inputs.includes('src/policy/policy.ts') && core.inputs.includes('src/runtime/host/sessionHost.ts'));
   });
 
   it('requires nothing but vscode and the core beside it', () => {

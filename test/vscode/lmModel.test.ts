@@ -1,7 +1,7 @@
 // The `vscode-lm:` provider's pure half (references, the conversion to the API's two roles, error
 // texts) and where API keys are kept, in plain Node: neither module imports `vscode`.
 import assert from 'node:assert/strict';
-import { ModelError, type Message, type ModelToolSpec } from '../../src/runtime/model.js';
+import { ModelError, type Message, type ModelToolSpec } from '../../src/runtime/model/model.js';
 import { API_KEY_SECRET_PREFIX, originOf, resolveBaseUrl, secretKeyFor } from '../../src/vscode/apiKeys.js';
 import { lmErrorMessage, lmReferenceOf, lmRequestOf, noModelMessage, parseLmReference } from '../../src/vscode/lmMessages.js';
 

@@ -1,9 +1,9 @@
 // What a person is shown of a held result: the notification names the tool, who will see it, the
 // input, the size and the rule, never the result itself, and untrusted text shows as text.
 import assert from 'node:assert/strict';
-import { OpenResultReview } from '../../src/runtime/answers.js';
-import { resultDigest, RESULT_PREVIEW_CHARS } from '../../src/runtime/resultReview.js';
-import type { HostedSession } from '../../src/runtime/sessionHost.js';
+import { OpenResultReview } from '../../src/runtime/tree/answers.js';
+import { resultDigest, RESULT_PREVIEW_CHARS } from '../../src/runtime/calls/resultReview.js';
+import type { HostedSession } from '../../src/runtime/host/sessionHost.js';
 import { askMessage, callbackKind, callbackLabel, callbackSummary } from '../../src/vscode/describe.js';
 
 const hosted = { pathOf: () => [{ agent: 'main' }] } as unknown as HostedSession;

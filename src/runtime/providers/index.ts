@@ -1,7 +1,7 @@
 // The model providers outside VS Code: a reference (`scripted:<file>`, `openai-compatible:<model>`)
 // becomes a Model. The VS Code layer adds `vscode-lm:` and reads the key from SecretStorage.
-import { ModelError } from '../model.js';
-import { scriptedModelFactory, type ModelFactory } from '../workspaceAgents.js';
+import { ModelError } from '../model/model.js';
+import { scriptedModelFactory, type ModelFactory } from '../agents/workspaceAgents.js';
 import { DEFAULT_OPENAI_COMPATIBLE_BASE_URL, originOf } from './endpoints.js';
 import { OpenAICompatibleModel } from './openaiCompatible.js';
 

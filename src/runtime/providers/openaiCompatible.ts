@@ -5,7 +5,7 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUse
 import type {
   ChatCompletionChunk, ChatCompletionFunctionTool, ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import { cancelled, isObject, ModelError, withoutSchemaUri, type Message, type Model, type ModelRequest, type ModelResponse, type ModelToolCall } from '../model.js';
+import { cancelled, isObject, ModelError, withoutSchemaUri, type Message, type Model, type ModelRequest, type ModelResponse, type ModelToolCall } from '../model/model.js';
 import { originOf } from './endpoints.js';
 
 export type ToolCallIdStyle = 'any' | 'mistral';

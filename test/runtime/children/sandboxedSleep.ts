@@ -3,7 +3,7 @@
 // writes up.txt once they are started, and waits to be killed (SIGKILL) by the test.
 // argv: workspace, marker, "net" | "nonet".
 import * as path from 'node:path';
-import { runCommandTool } from '../../../src/runtime/runCommandTool.js';
+import { runCommandTool } from '../../../src/runtime/tools/runCommandTool.js';
 
 const [ws, marker, mode] = process.argv.slice(2) as [string, string, string];
 const tool = runCommandTool();

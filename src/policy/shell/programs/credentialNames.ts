@@ -1,5 +1,5 @@
 // The names of variables that hold credentials (or lead to something that hands them out): the
-// sandbox withholds them from commands (src/runtime/sandboxEnvironment.ts), and the judge takes a
+// sandbox withholds them from commands (src/runtime/sandbox/sandboxEnvironment.ts), and the judge takes a
 // command that expands one as reading a secret (docs/programs.md). docs/sandbox.md lists them.
 
 /**

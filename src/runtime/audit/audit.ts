@@ -1,0 +1,520 @@
+// The audit log: one JSON line per event (a session starting or ending, a decision on a tool
+// call, a callback opened or settled). The runtime writes a decision line BEFORE the tool runs,
+// so the log must never lose a line once `write` has returned, even if the process dies the
+// next instant. The reader is tolerant: a half-written last line (a crash mid-write) or a
+// garbage line is reported and skipped, never the end of reading (auditRead.ts).
+import { hash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { canonicalJson } from '../../policy/rules/compile.js';
+import type { AuditSandbox } from './auditSandbox.js';
+
+export type AuditEvent = 'session-started' | 'session-ended' | 'decision' | 'callback-opened' | 'callback-settled' | 'sandbox-cleanup' | 'grant-revoked' | 'answer-refused' | 'tools-hidden' | 'connection' | 'server-started';
+
+export const AUDIT_EVENTS: readonly AuditEvent[] = [
+  'session-started',
+  'session-ended',
+  'decision',
+  'callback-opened',
+  'callback-settled',
+  'sandbox-cleanup',
+  'grant-revoked',
+  // An answer the runtime refused (a grant longer than the ask may be given: its rule, trust, the managed controls); the callback stays open.
+  'answer-refused',
+  // Hidden tools: before a model request, the tools not offered to the session's model (denied outright), when that list changed.
+  'tools-hidden',
+  // A sandboxed command's connection, judged by the policy's rules with domains or urls (or let through by a person's earlier answer).
+  'connection',
+  // An MCP server's stdio process started in the sandbox (docs/mcp.md, "Sandboxed servers"): `tool` is
+  // `mcp.<server>`, `summary` its command line as written, `sandbox` how it runs, `reason` why it is sandboxed.
+  'server-started',
+];
+
+export interface AuditEntry {
+  /** ISO 8601. */
+  time: string;
+  event: AuditEvent;
+  /** Session id. */
+  session: string;
+  /** For a subagent's session-started: the session that started it. */
+  parentSession?: string;
+  turn?: string;
+  /** Agent or subagent name. */
+  agent?: string;
+  /** Stable tool id. */
+  tool?: string;
+  /**
+   * Another maker's hook (src/hooks): the milliseconds from the hook's start to its decision line,
+   * its start being the process's for `agentpolicy hook`, the request's arrival for the decision
+   * service (what the host waited, but for the hook's own start-up around it and the transport).
+   */
+  hookMs?: number;
+  /** 'sha256:' + hex of the canonical JSON of the input (see `inputDigest`). */
+  inputDigest?: string;
+  /** Short human summary of the input (at most 160 characters; see `summarizeInput`). */
+  summary?: string;
+  decision?: 'allow' | 'ask' | 'deny';
+  /** The rule that decided; null when a default decided. */
+  rule?: { layer: string; id: string | null; index: number; file: string; line: number } | null;
+  /** When rule is null: which layer's default, or 'permissionMode', or 'builtin'. */
+  default?: string;
+  lowered?: boolean;
+  reason?: string;
+  /** A call of several parts: each part (cut like `summary`) with its own decision and rule; at most AUDIT_PARTS_MAX, then `partsOmitted`. */
+  parts?: Array<{ part: string; decision: 'allow' | 'ask' | 'deny'; rule: { layer: string; id: string | null; index: number; file: string; line: number } | null }>;
+  partsOmitted?: number;
+  /** For tools-hidden: the tools not offered to the model and the rule (null: the default) that denies every call of each; at most AUDIT_HIDDEN_MAX, then `hiddenOmitted`. */
+  hidden?: Array<{ tool: string; rule: { layer: string; id: string | null; index: number; file: string; line: number } | null; default?: string }>;
+  hiddenOmitted?: number;
+  hook?: string;
+  /** Callback id, for asks and their answers. */
+  callback?: string;
+  answeredBy?: 'handler' | 'person' | 'timeout' | 'session' | 'cancel';
+  /** Elicitations log only the action, never the content a person typed. */
+  answer?: 'allow-once' | 'allow-session' | 'allow-duration' | 'deny' | 'kept' | 'closed' | 'connected' | 'refused' | 'accepted' | 'declined' | 'cancelled' | 'passed' | 'withheld';
+  /** For an `allow-duration` answer, and a grant revoked: how long the grant was given for, in seconds. */
+  grantSeconds?: number;
+  /** A call answered by grants of the parts of a compound command (not of the call itself): those parts. */
+  grantParts?: string[];
+  /** For session-ended. */
+  state?: 'completed' | 'failed' | 'cancelled' | 'interrupted';
+  /** For builtin.run_command: whether it runs sandboxed and with network (on callback-opened: if a person allows it); on server-started, how the server runs. */
+  sandbox?: AuditSandbox;
+  /** For sandbox-cleanup: the changes to protected paths undone (or found) after a sandboxed command ended. */
+  undone?: string[];
+  /**
+   * Flow rules: the marks a call that runs puts on its session tree, on the line where it was let
+   * run (a `decision` allow, or the `callback-settled` of an ask allowed). `sessionMarks` in
+   * auditRead.ts rebuilds a session's marks from them.
+   */
+  marks?: string[];
+  /** Result review: on the `decision` line of a call whose result a person reviews, and on its review's callback lines. */
+  review?: 'result';
+  /** Result review: 'sha256:' + hex of the result reviewed (the result itself is never logged). */
+  resultDigest?: string;
+  /** A sandboxed command's connection (a `connection` line, or the `callback-opened` of its ask): the host and port it reached for. */
+  host?: string;
+  port?: number;
+}
+
+export interface AuditSink {
+  write(entry: AuditEntry): void;
+  /**
+   * Writes these entries' lines in order in as few writes as the 4 KiB limit allows (each write
+   * whole lines): the runtime's lines of a response's parallel calls (tree.ts, `batchAudit`).
+   * Without it they are written one by one.
+   */
+  writeAll?(entries: readonly AuditEntry[]): void;
+  close(): void;
+}
+
+/** The longest summary kept, in UTF-16 code units (an ellipsis marks a cut). */
+export const SUMMARY_MAX = 160;
+
+/**
+ * The longest line written, in bytes with its newline. Kept under 4 KiB (PIPE_BUF on Linux,
+ * and one page) so that one `write(2)` on an O_APPEND descriptor lands as one unit even with
+ * another process appending to the same file: lines of two writers never interleave.
+ */
+export const MAX_LINE_BYTES = 4000;
+
+/** No string field is cut shorter than this when a line has to be shrunk. */
+const FIELD_FLOOR = 32;
+
+// ---------------------------------------------------------------------------------------------
+// Sinks
+
+export interface FileAuditLogOptions {
+  /**
+   * Also call fdatasync(2) after every line. Default false.
+   *
+   * Without it, a line is in the kernel's page cache when `write` returns: it survives any
+   * crash of this process (an exception, `process.abort()`, SIGKILL, an out-of-memory kill,
+   * the window being closed or reloaded), because the kernel, not the process, owns the data
+   * from then on. What it does not survive is the machine going down before the kernel
+   * flushes (power loss, kernel panic, a VM being killed), typically up to ~30 s of lines.
+   *
+   * With it, each line is on stable storage when `write` returns, at the price of one disk
+   * flush per line: tens of microseconds to milliseconds on a local SSD, far more on a
+   * spinning disk or a network file system, and the event loop is blocked meanwhile (the
+   * write is synchronous by design). Choose it when the log is evidence that must survive
+   * the host itself failing.
+   */
+  fsync?: boolean;
+}
+
+/**
+ * Appends one JSON line per entry to a file, synchronously, with no buffering in user space.
+ *
+ * - The file is opened lazily, once, with flag 'a' (O_APPEND): every write goes to the current
+ *   end of the file, whatever other writers (another window) have appended meanwhile.
+ * - `writeAll` joins several lines into writes of at most 4 KiB, whole lines each (the runtime's
+ *   lines of one response's parallel calls); everything below holds for each such write.
+ * - Each line goes out in a single `writeSync` of the whole buffer (looping only if the kernel
+ *   reports a short write, which regular local files do not do), so a line is either all in
+ *   the kernel or, if this process dies during the call, at worst cut at its end. A line is at
+ *   most MAX_LINE_BYTES long (long summaries, reasons and then other strings are truncated),
+ *   so concurrent writers' lines do not interleave.
+ * - If the file ends in a half-written line left by an earlier crash, a newline is written
+ *   first so that the first new line is not glued onto it. (Opening while another writer's line
+ *   is being copied in can also look like that: the extra newline is then a blank line, which
+ *   readers skip. Whole lines are never glued or cut.)
+ * - A failing write throws: the caller (which writes the decision before running the tool)
+ *   must treat an entry that could not be recorded as a reason not to go on.
+ */
+export class FileAuditLog implements AuditSink {
+  private fd: number | undefined;
+  private closed = false;
+  private readonly fsync: boolean;
+  private readonly lineBuffer = Buffer.allocUnsafe(LINE_BUFFER_BYTES);
+
+  constructor(
+    readonly file: string,
+    options: FileAuditLogOptions = {},
+  ) {
+    this.fsync = options.fsync ?? false;
+  }
+
+  write(entry: AuditEntry): void {
+    if (this.closed) throw new Error(`audit log ${this.file} is closed`);
+    const text = encodeAuditText(entry);
+    const fd = this.open();
+    this.writeText(fd, text);
+    if (this.fsync) fs.fdatasyncSync(fd);
+  }
+
+  /**
+   * Several lines, in order, joined into writes of at most LINE_BUFFER_BYTES (4 KiB, as one long
+   * line may be): each write is still whole lines under PIPE_BUF, so another writer's lines never
+   * land inside one, and a system call is made per ~9 lines instead of per line.
+   */
+  writeAll(entries: readonly AuditEntry[]): void {
+    if (this.closed) throw new Error(`audit log ${this.file} is closed`);
+    if (entries.length === 0) return;
+    const fd = this.open();
+    for (const chunk of joinedLines(entries.map(encodeAuditText))) this.writeText(fd, chunk);
+    if (this.fsync) fs.fdatasyncSync(fd);
+  }
+
+  /** One `writeSync` of the text (looping only on a short write). */
+  private writeText(fd: number, text: string): void {
+    // Text that surely fits is encoded into the one buffer kept for it: no new Buffer per write.
+    const line = text.length * 3 <= LINE_BUFFER_BYTES ? this.lineBuffer.subarray(0, this.lineBuffer.write(text, 0)) : Buffer.from(text);
+    let offset = 0;
+    while (offset < line.length) {
+      const n = fs.writeSync(fd, line, offset, line.length - offset);
+      if (n <= 0) throw new Error(`audit log ${this.file}: write made no progress`);
+      offset += n;
+    }
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const fd = this.fd;
+    this.fd = undefined;
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+
+  private open(): number {
+    if (this.fd !== undefined) return this.fd;
+    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    const fd = fs.openSync(this.file, 'a');
+    try {
+      if (!endsInNewline(this.file, fs.fstatSync(fd).size)) fs.writeSync(fd, '\n');
+    } catch (error) {
+      fs.closeSync(fd);
+      throw error;
+    }
+    this.fd = fd;
+    return fd;
+  }
+}
+
+/** Whether a file of this size is empty or ends in '\n' (read on its own descriptor: ours is write-only). */
+function endsInNewline(file: string, size: number): boolean {
+  if (size === 0) return true;
+  const fd = fs.openSync(file, 'r');
+  try {
+    const byte = Buffer.alloc(1);
+    const n = fs.readSync(fd, byte, 0, 1, size - 1);
+    return n === 0 || byte[0] === 0x0a;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+let lastTimeMs = Number.NaN;
+let lastTime = '';
+
+/** The time of an entry, ISO 8601: the same text for every line of one millisecond, made once. */
+export function auditTime(): string {
+  const now = Date.now();
+  if (now !== lastTimeMs) {
+    lastTime = new Date(now).toISOString();
+    lastTimeMs = now;
+  }
+  return lastTime;
+}
+
+/** Keeps entries in memory (tests, and a session's own view of its log). */
+export class MemoryAuditLog implements AuditSink {
+  readonly entries: AuditEntry[] = [];
+  private closed = false;
+
+  write(entry: AuditEntry): void {
+    if (this.closed) throw new Error('audit log is closed');
+    // A copy: a caller reusing its object must not rewrite history.
+    this.entries.push(structuredClone(entry));
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+}
+
+/** One entry as its line: JSON, newline-terminated, at most MAX_LINE_BYTES bytes. */
+export function encodeAuditLine(entry: AuditEntry): Buffer {
+  return Buffer.from(encodeAuditText(entry));
+}
+
+/** The line's text (encodeAuditLine's, before it is made bytes). */
+function encodeAuditText(entry: AuditEntry): string {
+  let e: AuditEntry = entry;
+  if (e.summary !== undefined && e.summary.length > SUMMARY_MAX) e = { ...e, summary: truncate(e.summary, SUMMARY_MAX) };
+  const line = `${JSON.stringify(e)}\n`;
+  if (line.length <= MAX_LINE_BYTES / 3 || Buffer.byteLength(line) <= MAX_LINE_BYTES) return line;
+  return `${JSON.stringify(shrink(e))}\n`;
+}
+
+/** The buffer a line is encoded into: a line of up to a third of it in UTF-16 units always fits (3 bytes a unit at most). */
+const LINE_BUFFER_BYTES = 3 * 1024 + 1024;
+
+/**
+ * Lines (each ending in a newline, each at most MAX_LINE_BYTES) joined in order into texts of at
+ * most LINE_BUFFER_BYTES (4 KiB, PIPE_BUF): each one write, whole lines only.
+ */
+export function joinedLines(lines: readonly string[]): string[] {
+  const out: string[] = [];
+  let chunk = '';
+  let chunkBytes = 0;
+  for (const line of lines) {
+    const bytes = Buffer.byteLength(line);
+    if (chunkBytes > 0 && chunkBytes + bytes > LINE_BUFFER_BYTES) {
+      out.push(chunk);
+      chunk = '';
+      chunkBytes = 0;
+    }
+    chunk += line;
+    chunkBytes += bytes;
+  }
+  if (chunk !== '') out.push(chunk);
+  return out;
+}
+
+/** Fields never cut: short by nature, and what readers match on. */
+const UNCUT = new Set(['time', 'event', 'decision', 'answeredBy', 'answer', 'state']);
+/** Cut first: prose, meant to be read, not matched. */
+const CUT_FIRST = new Set(['reason', 'summary']);
+/** Cut last: the ids recovery and tables match entries on. */
+const CUT_LAST = new Set(['session', 'parentSession', 'turn', 'callback']);
+
+/**
+ * Cuts strings until the line fits: the reason and summary first, then whichever other string
+ * is longest (tool, agent, hook, the rule's file and id, unknown fields), and the ids that
+ * entries are matched on (session, turn, callback) only last. Each string keeps at least
+ * FIELD_FLOOR characters; if the line is still too long after that (only possible with huge
+ * non-string extra fields), it is written as it is.
+ */
+function shrink(entry: AuditEntry): AuditEntry {
+  const e = { ...entry } as AuditEntry & Record<string, unknown>;
+  if (entry.rule) e.rule = { ...entry.rule };
+  type Slot = { get(): string; set(v: string): void };
+  const phaseOf = (key: string): 1 | 2 | 3 => (CUT_FIRST.has(key) ? 1 : CUT_LAST.has(key) ? 3 : 2);
+  const slots = (phase: 1 | 2 | 3): Slot[] => {
+    const out: Slot[] = [];
+    for (const key of Object.keys(e))
+      if (!UNCUT.has(key) && phaseOf(key) === phase && typeof e[key] === 'string')
+        out.push({ get: () => e[key] as string, set: (v) => (e[key] = v) });
+    if (phase === 2 && e.rule) {
+      const rule = e.rule as Record<string, unknown>;
+      for (const key of ['file', 'id', 'layer'])
+        if (typeof rule[key] === 'string') out.push({ get: () => rule[key] as string, set: (v) => (rule[key] = v) });
+    }
+    return out;
+  };
+  for (const phase of [1, 2, 3] as const) {
+    for (;;) {
+      const excess = Buffer.byteLength(`${JSON.stringify(e)}\n`) - MAX_LINE_BYTES;
+      if (excess <= 0) return e;
+      let longest: Slot | undefined;
+      for (const slot of slots(phase))
+        if (slot.get().length > FIELD_FLOOR && (!longest || slot.get().length > longest.get().length)) longest = slot;
+      if (!longest) break;
+      longest.set(cutToBytes(longest.get(), excess));
+    }
+  }
+  return e;
+}
+
+/**
+ * The longest cut of `value` (not below FIELD_FLOOR) whose JSON is at least `excess` bytes
+ * shorter than the JSON of `value`, found by bisection over the cut length.
+ */
+function cutToBytes(value: string, excess: number): string {
+  const jsonBytes = (s: string) => Buffer.byteLength(JSON.stringify(s));
+  const target = jsonBytes(value) - excess;
+  // Every character is at least one byte of JSON, so no fitting cut is longer than `target`.
+  let lo = FIELD_FLOOR;
+  let hi = Math.max(FIELD_FLOOR, Math.min(value.length - 1, target));
+  const head = value.slice(0, hi + 1);
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (jsonBytes(truncate(head, mid)) <= target) lo = mid;
+    else hi = mid - 1;
+  }
+  return truncate(head, lo);
+}
+
+/** Cuts to at most `max` UTF-16 units, the last being '…', never splitting a surrogate pair. */
+export function truncate(text: string, max: number): string {
+  if (text.length <= max) return text;
+  if (max <= 0) return '';
+  let cut = max - 1;
+  const last = text.charCodeAt(cut - 1);
+  if (last >= 0xd800 && last <= 0xdbff) cut--;
+  return `${text.slice(0, cut)}…`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What goes into an entry
+
+/**
+ * 'sha256:' + hex of the canonical JSON (keys sorted) of the input: stable across key order.
+ * `canonical`: the input's `canonicalJson`, when the caller has it already.
+ */
+export function inputDigest(input: unknown, canonical: string = canonicalJson(input)): string {
+  // The one-shot hash: no Hash object per call (a third of the digest's cost).
+  return `sha256:${hash('sha256', canonical, 'hex')}`;
+}
+
+/** Keys whose value is the call, as a person would write it. */
+const COMMAND_KEYS = ['command', 'cmd'];
+/** Keys that name what the call is about; shown as `key: value`. */
+const NAMED_KEYS = ['path', 'file_path', 'filePath', 'file', 'paths', 'url', 'urls', 'uri', 'pattern', 'query'];
+
+/**
+ * A one-line summary of a tool input, at most `max` characters: the command for
+ * `{command: 'npm test'}`, `path: src/a.ts` for `{path: 'src/a.ts'}` (and the like for
+ * file_path, url, pattern, …), a string as it is, anything else as compact JSON. Whitespace
+ * runs become one space; a cut ends in '…'.
+ */
+/** The most hidden tools one tools-hidden line lists (each names its rule's file: the line stays within its byte limit). */
+export const AUDIT_HIDDEN_MAX = 12;
+
+/** A tools-hidden line's list: each tool with the rule, or the default's layer (`permissionMode` when none sets one), that denies it outright. */
+export function auditHidden(hidden: ReadonlyArray<{ tool: string; rule: AuditEntry['rule'] | null; defaultFrom?: string | null }>): Pick<AuditEntry, 'hidden' | 'hiddenOmitted'> {
+  const kept = hidden.slice(0, AUDIT_HIDDEN_MAX).map((h) => ({ tool: h.tool, rule: h.rule ?? null, ...(h.rule ? {} : { default: h.defaultFrom ?? 'permissionMode' }) }));
+  return { hidden: kept, ...(hidden.length > kept.length ? { hiddenOmitted: hidden.length - kept.length } : {}) };
+}
+
+/** The most parts one audit line lists. */
+export const AUDIT_PARTS_MAX = 32;
+
+/** A decision's parts as an audit line keeps them: each label cut, at most AUDIT_PARTS_MAX. */
+export function auditParts(parts: ReadonlyArray<{ part: string; decision: 'allow' | 'ask' | 'deny'; rule: AuditEntry['rule'] }> | undefined): Pick<AuditEntry, 'parts' | 'partsOmitted'> {
+  if (parts === undefined) return {};
+  const kept = parts.slice(0, AUDIT_PARTS_MAX).map((p) => ({ part: truncate(oneLine(p.part), SUMMARY_MAX), decision: p.decision, rule: p.rule ?? null }));
+  return { parts: kept, ...(parts.length > kept.length ? { partsOmitted: parts.length - kept.length } : {}) };
+}
+
+export function summarizeInput(input: unknown, max: number = SUMMARY_MAX): string {
+  return truncate(oneLine(summaryText(input, max)), max);
+}
+
+function summaryText(input: unknown, max: number): string {
+  if (typeof input === 'string') return input.slice(0, max * 4);
+  if (input !== null && typeof input === 'object' && !Array.isArray(input)) {
+    const record = input as Record<string, unknown>;
+    for (const key of COMMAND_KEYS) {
+      const text = textOf(record[key], ' ', max);
+      if (text !== undefined) return text;
+    }
+    for (const key of NAMED_KEYS) {
+      const text = textOf(record[key], ', ', max);
+      if (text !== undefined) return `${key}: ${text}`;
+    }
+  }
+  return boundedJson(input, max * 4);
+}
+
+/** A string, or an array of strings joined; undefined for anything else. */
+function textOf(value: unknown, separator: string, max: number): string | undefined {
+  if (typeof value === 'string') return value.slice(0, max * 4);
+  if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string'))
+    return (value as string[]).join(separator).slice(0, max * 4);
+  return undefined;
+}
+
+export function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\s\u0000-\u001f\u007f]+/g, ' ').trim();
+}
+
+/**
+ * Compact JSON in key order as given, stopping once past `limit` characters, so a huge input
+ * costs no more than its first few hundred characters. Cycles print as "[Circular]".
+ */
+function boundedJson(value: unknown, limit: number): string {
+  let out = '';
+  const stack: object[] = [];
+  const full = (): boolean => out.length > limit;
+  const emit = (v: unknown, inArray: boolean): void => {
+    if (full()) return;
+    if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function')
+      v = (v as { toJSON(): unknown }).toJSON();
+    if (typeof v === 'string') {
+      out += JSON.stringify(v.length > limit ? v.slice(0, limit + 1) : v);
+      return;
+    }
+    if (typeof v === 'bigint') {
+      out += v.toString();
+      return;
+    }
+    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') {
+      out += inArray ? 'null' : '';
+      return;
+    }
+    if (v === null || typeof v !== 'object') {
+      out += JSON.stringify(v);
+      return;
+    }
+    if (stack.includes(v)) {
+      out += '"[Circular]"';
+      return;
+    }
+    stack.push(v);
+    if (Array.isArray(v)) {
+      out += '[';
+      for (let i = 0; i < v.length && !full(); i++) {
+        if (i > 0) out += ',';
+        emit(v[i], true);
+      }
+      out += ']';
+    } else {
+      out += '{';
+      let first = true;
+      for (const [key, item] of Object.entries(v)) {
+        if (full()) break;
+        if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
+        out += `${first ? '' : ','}${JSON.stringify(key)}:`;
+        first = false;
+        emit(item, false);
+      }
+      out += '}';
+    }
+    stack.pop();
+  };
+  emit(value, false);
+  return out === '' ? String(value) : out;
+}
