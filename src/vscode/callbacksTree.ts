@@ -8,7 +8,7 @@ import type { ExternalHost, ListedSession, SessionNodeInfo } from '../runtime/ho
 import type { Grant } from '../runtime/tree/sessionGrants.js';
 import type { SessionHost } from '../runtime/host/sessionHost.js';
 import { offeredDurations } from '../policy/file/grantLength.js';
-import { CALLBACK_ICONS, callbackKind, callbackLabel, sessionState, callbackSummary, defang, describeAsker, describeRule, formatAge, formatTimeLeft } from './describe.js';
+import { CALLBACK_ICONS, callbackKind, callbackLabel, sessionState, callbackSummary, defang, describeAsker, describeRule, formatAge, grantRow } from './describe.js';
 
 export type TreeNode =
   | { kind: 'session'; hosted: ListedSession }
@@ -176,20 +176,20 @@ export class CallbacksTree implements vscode.TreeDataProvider<TreeNode>, vscode.
 /** How often the time left of grants is redrawn (and lapsed ones leave): the time left is shown in minutes. */
 const GRANT_REFRESH_MS = 15_000;
 
-/** A grant in force: what it covers, the tool, and its time left; Revoke takes it back. */
+/** A grant in force: its time left (first, never cut off), what it covers and the tool; Revoke takes it back. */
 function grantItem(grant: Grant, sessionId: string): vscode.TreeItem {
-  const item = new vscode.TreeItem(defang(grant.label), vscode.TreeItemCollapsibleState.None);
+  const row = grantRow(grant, Date.now());
+  const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
   item.id = `grant:${sessionId}:${grant.id}`;
-  const left = grant.expiresAt === undefined ? vscode.l10n.t('allowed for the session') : vscode.l10n.t('allowed {0} left', formatTimeLeft(grant.expiresAt - Date.now()));
   const what = grant.covers === 'part' ? vscode.l10n.t('this command in any chain') : vscode.l10n.t('this exact call');
-  item.description = `${grant.toolId} · ${left}`;
+  item.description = row.description;
   const allowed = grant.expiresAt === undefined
     ? vscode.l10n.t('Allowed without asking, for the rest of the session: {0} of {1}.', what, grant.toolId)
     : vscode.l10n.t('Allowed without asking, until {0}: {1} of {2}.', new Date(grant.expiresAt).toLocaleTimeString(), what, grant.toolId);
   item.tooltip = defang(`${allowed}\n${grant.label}\n${vscode.l10n.t('Revoke to be asked again.')}`);
   item.iconPath = new vscode.ThemeIcon(grant.expiresAt === undefined ? 'unlock' : 'watch');
   item.contextValue = `grant:${grant.expiresAt === undefined ? 'session' : 'timed'}`;
-  item.accessibilityInformation = { label: vscode.l10n.t('Grant: {0}, {1}, {2}', grant.label, grant.toolId, left) };
+  item.accessibilityInformation = { label: vscode.l10n.t('Grant: {0}, {1}, {2}', grant.label, grant.toolId, row.left) };
   return item;
 }
 

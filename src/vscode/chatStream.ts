@@ -12,7 +12,7 @@ import { summarizeInput } from '../runtime/audit/audit.js';
 import type { RuntimeEvent } from '../runtime/tree/events.js';
 import type { AnswerSurface } from '../runtime/host/sessionHost.js';
 import type { Choice } from './answering.js';
-import { chatAnswerArg, type ChatAnswerArg } from './chatApprovals.js';
+import { chatAnswerArg, choiceCommand, type ChatAnswerArg } from './chatApprovals.js';
 import { describeRule } from './describe.js';
 
 /**
@@ -139,17 +139,11 @@ export interface ChatStreamContext {
   rootId: string;
   /** Where a settled callback was answered from, when known. */
   viaOf(callbackId: string): AnswerSurface | undefined;
-  /** The answers the card offers for an approval, in order (the notification's buttons: Allow, the widest grant, Deny). */
+  /** The answers the card offers for an approval, in order (the notification's: Allow, the widest grant, Deny). */
   choicesFor(callback: Extract<OpenCallback, { type: 'approval' }>): readonly Choice[];
   /** A choice's label ("Allow for Session"). */
   labelOf(choice: Choice): string;
 }
-
-const CHOICE_COMMANDS: Record<'allow' | 'allow-session' | 'deny', string> = {
-  allow: 'agentPolicy.allow',
-  'allow-session': 'agentPolicy.allowForSession',
-  deny: 'agentPolicy.deny',
-};
 
 /** The parts an event adds to the conversation. */
 export function chatParts(e: RuntimeEvent, ctx: ChatStreamContext): ChatPart[] {
@@ -208,7 +202,7 @@ export function cardParts(c: OpenCallback, agent: string, ctx: ChatStreamContext
   }
   const choices = ctx.choicesFor(c);
   const list: Array<[string, string]> = choices.map((choice) =>
-    choice === 'allow' || choice === 'allow-session' || choice === 'deny' ? [CHOICE_COMMANDS[choice], ctx.labelOf(choice)] : ['agentPolicy.allowForAWhile', CHAT_TEXTS.allowForAWhileButton]);
+    [choiceCommand(choice), choice === 'allow' || choice === 'allow-session' || choice === 'deny' ? ctx.labelOf(choice) : CHAT_TEXTS.allowForAWhileButton]);
   return [md(`${CHAT_TEXTS.askTitle(agent, c.request.tool.id, summarizeInput(c.request.input, 80))}\n\n${CHAT_TEXTS.askedBy(describeRule(c))}`), ...ruleLink(c), buttons(list)];
 }
 

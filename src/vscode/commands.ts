@@ -5,9 +5,9 @@ import type { ListedSession } from '../runtime/host/listedSession.js';
 import type { AnswerSurface, SessionHost } from '../runtime/host/sessionHost.js';
 import type { StartSessionOptions } from '../runtime/tree/sessionOptions.js';
 import { AGENTS_FILE, DEFAULT_MODEL, loadWorkspaceAgents, type ModelFactory, type WorkspaceAgents } from '../runtime/agents/workspaceAgents.js';
-import { alreadyAnswered, alreadyReviewed, answerCallback, answerFor, approvalChoices, choiceDescription, choiceIcon, choiceLabel, type Choice } from './answering.js';
+import { alreadyAnswered, alreadyReviewed, answerCallback, answerFor, approvalChoices, choiceDescription, choiceIcon, choiceLabel, notificationChoices, type Choice } from './answering.js';
 import type { TreeNode } from './callbacksTree.js';
-import { isChatAnswerArg, type ChatAnswerArg } from './chatApprovals.js';
+import { isChatAnswerArg, isNotificationAnswerArg, type ChatAnswerArg, type NotificationAnswerArg } from './chatApprovals.js';
 import { CALLBACK_ICONS, callbackLabel, callbackSummary, describeAsker, describeRule, formatAge, formatTimeLeft, sessionState } from './describe.js';
 import { answerElicitation } from './elicitation.js';
 import { answerResultReview, type ReviewAction } from './resultReview.js';
@@ -28,20 +28,21 @@ export interface CommandContext {
   ready: () => Promise<void>;
 }
 
-/** A callback given as a tree node (menus), an id (notifications, tests), the chat's buttons' argument, or nothing (ask). */
-type CallbackArg = TreeNode | string | ChatAnswerArg | undefined;
+/** A callback given as a tree node (menus), an id (tests), the chat's buttons' or a notification's links' argument, or nothing (ask). */
+type CallbackArg = TreeNode | string | ChatAnswerArg | NotificationAnswerArg | undefined;
 
 function callbackIdOf(arg: unknown): string | undefined {
   const node = arg as CallbackArg;
   if (typeof node === 'string') return node;
-  if (isChatAnswerArg(node)) return node.callbackId;
-  if (node && node.kind === 'callback') return node.callback.id;
+  if (isChatAnswerArg(node) || isNotificationAnswerArg(node)) return node.callbackId;
+  if (node && 'kind' in node && node.kind === 'callback') return node.callback.id;
   return undefined;
 }
 
-/** Which surface a command's argument came from: a tree row, the chat's buttons, else nothing said. */
+/** Which surface a command's argument came from: a tree row, the chat's buttons, a notification's links, else nothing said. */
 function surfaceOf(arg: unknown): AnswerSurface | undefined {
   if (isChatAnswerArg(arg)) return 'chat';
+  if (isNotificationAnswerArg(arg)) return 'notification';
   return (arg as TreeNode | undefined)?.kind === 'callback' ? 'tree' : undefined;
 }
 
@@ -51,7 +52,7 @@ function sessionIdOf(arg: unknown): string | undefined {
   return typeof node === 'string' ? node : node && node.kind === 'session' ? node.hosted.id : undefined;
 }
 
-type SessionCommandName = 'startSession' | 'answerPending' | 'signIn' | 'respond' | 'showTranscript' | 'cancelSession' | 'allow' | 'allowForSession' | 'allowForAWhile' | 'deny' | 'dismissInterrupted' | 'revokeGrant'
+type SessionCommandName = 'startSession' | 'answerPending' | 'signIn' | 'respond' | 'showTranscript' | 'cancelSession' | 'allow' | 'allowForSession' | 'allowForAWhile' | 'moreAnswers' | 'deny' | 'dismissInterrupted' | 'revokeGrant'
   | 'passResult' | 'withholdResult' | 'showResult';
 
 /** The session commands' handlers; lazyCommands.ts registers them by their ids. */
@@ -72,6 +73,7 @@ export function sessionCommands(ctx: CommandContext): Pick<CoreCommands, Session
     allow: answerFromTree('allow'),
     allowForSession: answerFromTree('allow-session'),
     allowForAWhile: (arg) => allowForAWhile(ctx, callbackIdOf(arg), surfaceOf(arg) ?? 'palette'),
+    moreAnswers: (arg) => moreAnswers(ctx, callbackIdOf(arg), surfaceOf(arg) ?? 'palette'),
     revokeGrant: (arg) => revokeGrant(ctx, arg),
     deny: answerFromTree('deny'),
     passResult: (arg) => reviewResult(ctx, callbackIdOf(arg), 'pass'),
@@ -281,6 +283,27 @@ async function allowForAWhile(ctx: CommandContext, callbackId: string | undefine
     answerPickTexts(callback),
   );
   if (picked) await answerCallback(ctx.host, ctx.log, callback.id, answerFor(picked.choice), alreadyAnswered(), via);
+}
+
+/**
+ * More… of an ask's notification: the shorter grants it has no room for (Allow for 15 Minutes, …),
+ * then Allow and Add Rule… (where the managed controls let answers add rules), Explain, the tree.
+ */
+async function moreAnswers(ctx: CommandContext, callbackId: string | undefined, via: AnswerSurface): Promise<void> {
+  const callback = await findOpenCallback(ctx, 'approval', callbackId, { title: vscode.l10n.t('Agent Policy: More'), none: nothingWaiting(), gone: alreadyAnswered() });
+  if (!callback) return;
+  const picked = await vscode.window.showQuickPick(
+    [
+      ...notificationChoices(callback.request).more.map((choice) => ({ label: `${choiceIcon(choice)} ${choiceLabel(choice)}`, description: choiceDescription(choice), choice, command: undefined })),
+      ...(ctx.policy.current().controls.addRule ? [{ label: `$(add) ${vscode.l10n.t('Allow and Add Rule…')}`, command: 'agentPolicy.allowAndAddRule' }] : []),
+      { label: `$(info) ${vscode.l10n.t('Explain This Call')}`, command: 'agentPolicy.explain' },
+      { label: `$(bell) ${vscode.l10n.t('Show in Open Callbacks')}`, command: 'agentPolicy.focusCallbacks' },
+    ],
+    { title: vscode.l10n.t('Agent Policy: More') },
+  );
+  if (!picked) return;
+  if ('choice' in picked) return void (await answerCallback(ctx.host, ctx.log, callback.id, answerFor(picked.choice), alreadyAnswered(), via));
+  await vscode.commands.executeCommand(picked.command, callback.id);
 }
 
 /** Revoke: a grant node of the tree, or with none given, one a person picks among every session's grants. */

@@ -99,7 +99,7 @@ export function startCore(shell: Shell): Core {
   context.subscriptions.push(
     policy,
     tree,
-    new Notifications(host, log, () => policy.current().controls),
+    new Notifications(host, log),
     new Transcripts(host),
     new vscode.Disposable(host.onDidChange(updateContext).dispose),
     policy.onDidChange(updateContext),

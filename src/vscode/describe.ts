@@ -9,6 +9,7 @@ import type { CommandSandboxReport } from '../runtime/sandbox/sandboxNote.js';
 import { describeSandbox } from '../runtime/sandbox/sandboxProbe.js';
 import { SANDBOXED_TOOL } from '../runtime/calls/sandboxRun.js';
 import type { ListedSession } from '../runtime/host/listedSession.js';
+import type { Grant } from '../runtime/tree/sessionGrants.js';
 
 export function callbackSummary(c: OpenCallback): string {
   if (c.type === 'approval') return summarizeInput(c.request.input, 80);
@@ -130,6 +131,19 @@ export function formatTimeLeft(ms: number): string {
   const m = Math.ceil(s / 60);
   if (m < 60) return l10n.t('{0}m', m);
   return m % 60 ? l10n.t('{0}h {1}m', Math.floor(m / 60), m % 60) : l10n.t('{0}h', m / 60);
+}
+
+/**
+ * A grant's row in the tree. A time-limited grant's time left comes first in its label, so a long
+ * command never cuts it off; a grant for the session says so in its description.
+ */
+export function grantRow(grant: Pick<Grant, 'label' | 'toolId' | 'expiresAt'>, now: number): { label: string; description: string; left: string } {
+  if (grant.expiresAt === undefined) {
+    const left = l10n.t('allowed for the session');
+    return { label: defang(grant.label), description: `${grant.toolId} · ${left}`, left };
+  }
+  const left = l10n.t('{0} left', formatTimeLeft(grant.expiresAt - now));
+  return { label: `${left} · ${defang(grant.label)}`, description: grant.toolId, left };
 }
 
 /** The notification text for one ask. */

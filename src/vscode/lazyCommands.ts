@@ -9,7 +9,7 @@ import { openWalkthrough } from './walkthrough.js';
 /** The commands the core runs, by the name its handler has there. */
 export type CoreCommandName =
   | 'startSession' | 'answerPending' | 'signIn' | 'respond' | 'showTranscript' | 'cancelSession'
-  | 'allow' | 'allowForSession' | 'allowForAWhile' | 'deny' | 'dismissInterrupted' | 'revokeGrant'
+  | 'allow' | 'allowForSession' | 'allowForAWhile' | 'moreAnswers' | 'deny' | 'dismissInterrupted' | 'revokeGrant'
   | 'passResult' | 'withholdResult' | 'showResult'
   | 'openPolicy' | 'explain' | 'allowAndAddRule' | 'acceptPolicyChange' | 'showPolicyChange'
   | 'setApiKey' | 'selectLanguageModel' | 'forgetMcpServerApprovals' | 'governOtherAgents'
@@ -30,6 +30,7 @@ export function registerCommands(log: Log, core: () => Promise<CoreCommands>): v
     vscode.commands.registerCommand('agentPolicy.allow', later('allow')),
     vscode.commands.registerCommand('agentPolicy.allowForSession', later('allowForSession')),
     vscode.commands.registerCommand('agentPolicy.allowForAWhile', later('allowForAWhile')),
+    vscode.commands.registerCommand('agentPolicy.moreAnswers', later('moreAnswers')),
     vscode.commands.registerCommand('agentPolicy.revokeGrant', later('revokeGrant')),
     vscode.commands.registerCommand('agentPolicy.deny', later('deny')),
     vscode.commands.registerCommand('agentPolicy.dismissInterrupted', later('dismissInterrupted')),

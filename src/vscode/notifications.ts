@@ -1,16 +1,23 @@
 // Each ask raises one notification (a result held for review: Pass / Withhold / Show) naming who asks, the tool id, a summary of the input and the
 // rule that asked, with Allow / the longest grant it may give (Allow for Session) / Deny (the shorter grants under More…). A burst is coalesced into one
 // notification that opens the tree. A setting turns them off (tree and status bar only).
+// An approval's notification closes as soon as its ask is answered, from anywhere: a message with
+// buttons (showWarningMessage) can never be closed by the extension, so it is a progress
+// notification, which ends with its ask, whose answers are links in its message.
 import * as vscode from 'vscode';
 import type { OpenCallback } from '../runtime/tree/answers.js';
 import type { ListedSession } from '../runtime/host/listedSession.js';
 import type { SessionHost } from '../runtime/host/sessionHost.js';
-import { alreadyAnswered, alreadyReviewed, answerCallback, answerFor, choiceDescription, choiceIcon, choiceLabel, notificationChoices, type Choice } from './answering.js';
+import { alreadyAnswered, alreadyReviewed, choiceLabel, notificationChoices } from './answering.js';
+import { choiceCommand, notificationAnswerLink } from './chatApprovals.js';
 import { askMessage, defang } from './describe.js';
+import { truncate } from '../runtime/audit/audit.js';
 import { answerElicitation, elicitationActions } from './elicitation.js';
 import { answerResultReview, reviewActions, showHeldResult } from './resultReview.js';
 import type { Log } from './log.js';
-import { NO_CONTROLS, type ManagedControls } from '../policy/rules/managedControls.js';
+
+/** The longest message VS Code shows whole in a notification (it cuts the rest), less a margin. */
+const MESSAGE_MAX = 990;
 
 /** How long after a first ask further asks count as the same burst. */
 const BURST_WINDOW_MS = 400;
@@ -19,11 +26,12 @@ export class Notifications implements vscode.Disposable {
   private held: Array<{ callback: OpenCallback; hosted: ListedSession }> = [];
   private burstTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly subscription: vscode.Disposable;
+  /** The approvals' notifications still showing: each ends when its ask is answered, or the window closes. */
+  private readonly waiting = new Set<() => void>();
 
   constructor(
     private readonly host: SessionHost,
     private readonly log: Log,
-    private readonly controls: () => ManagedControls = () => NO_CONTROLS,
   ) {
     const opened = host.onDidOpenCallback((callback, hosted) => this.opened(callback, hosted));
     // A failed session says why at once (a refused key, an unknown model): the transcript alone is easy to miss.
@@ -94,14 +102,39 @@ export class Notifications implements vscode.Disposable {
       return;
     }
     if (callback.type === 'result-review') return this.review(callback, hosted);
-    const { buttons, more } = notificationChoices(callback.request);
-    const moreLabel = vscode.l10n.t('More…');
-    const labels = [...buttons.map(choiceLabel), moreLabel];
-    void vscode.window.showWarningMessage(askMessage(hosted, callback), ...labels).then(async (picked) => {
-      if (picked === moreLabel) return this.more(callback.id, more);
-      const choice = buttons.find((c) => choiceLabel(c) === picked);
-      if (!choice) return;
-      await answerCallback(this.host, this.log, callback.id, answerFor(choice), alreadyAnswered(), 'notification');
+    const { buttons } = notificationChoices(callback.request);
+    const links = [
+      ...buttons.map((choice) => notificationAnswerLink(choiceLabel(choice), choiceCommand(choice), callback.id)),
+      notificationAnswerLink(vscode.l10n.t('More…'), 'agentPolicy.moreAnswers', callback.id),
+    ];
+    const answers = links.join(' · ');
+    // Cancellable: a notification with no button shows one line, its answers hidden. Its Cancel
+    // closes the notification only; the ask stays open in the tree and the status bar.
+    void vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, cancellable: true },
+      (progress, token) => {
+        // VS Code cuts a message at 1000 characters, links included: the ask's text gives way, never its answers.
+        progress.report({ message: `${truncate(askMessage(hosted, callback), MESSAGE_MAX - answers.length)}  ${answers}` });
+        return this.settled(callback.id, token);
+      },
+    );
+  }
+
+  /** Resolves once the callback is no longer open (answered from any surface, closed, or its session gone), or the window closes. */
+  private settled(callbackId: string, token: vscode.CancellationToken): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        subscription.dispose();
+        cancelled.dispose();
+        this.waiting.delete(done);
+        resolve();
+      };
+      const subscription = this.host.onDidChange(() => {
+        if (!this.isOpen(callbackId)) done();
+      });
+      const cancelled = token.onCancellationRequested(done);
+      this.waiting.add(done);
+      if (!this.isOpen(callbackId)) done();
     });
   }
 
@@ -119,25 +152,9 @@ export class Notifications implements vscode.Disposable {
     });
   }
 
-  /** More…: the shorter grants the buttons had no room for (Allow for 15 Minutes, …), then the other actions. */
-  private async more(callbackId: string, choices: readonly Choice[]): Promise<void> {
-    const picked = await vscode.window.showQuickPick(
-      [
-        ...choices.map((choice) => ({ label: `${choiceIcon(choice)} ${choiceLabel(choice)}`, description: choiceDescription(choice), choice, command: undefined })),
-        // Not where the managed controls say answers add no rules (controls: addRule false).
-        ...(this.controls().addRule ? [{ label: `$(add) ${vscode.l10n.t('Allow and Add Rule…')}`, command: 'agentPolicy.allowAndAddRule' }] : []),
-        { label: `$(info) ${vscode.l10n.t('Explain This Call')}`, command: 'agentPolicy.explain' },
-        { label: `$(bell) ${vscode.l10n.t('Show in Open Callbacks')}`, command: 'agentPolicy.focusCallbacks' },
-      ],
-      { title: vscode.l10n.t('Agent Policy: More') },
-    );
-    if (!picked) return;
-    if ('choice' in picked) return void (await answerCallback(this.host, this.log, callbackId, answerFor(picked.choice), alreadyAnswered(), 'notification'));
-    await vscode.commands.executeCommand(picked.command, callbackId);
-  }
-
   dispose(): void {
     if (this.burstTimer) clearTimeout(this.burstTimer);
+    for (const done of [...this.waiting]) done();
     this.subscription.dispose();
   }
 }

@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 export const WALKTHROUGH_STEP_KEYS = {
   /** The workspace policy was created from an example, or the one there is was opened. */
   policyOpened: 'agentPolicy.walkthrough.policyOpened',
-  /** An ask was answered from its notification's buttons or its More… (answering.ts marks both by the surface). */
+  /** An ask was answered from its notification's answers or its More… (answering.ts marks both by the surface). */
   answeredFromNotification: 'agentPolicy.walkthrough.answeredFromNotification',
   /** An ask was answered from the command palette (Answer Pending Approval, Allow for a While). */
   answeredFromPalette: 'agentPolicy.walkthrough.answeredFromPalette',

@@ -1,7 +1,7 @@
 // @agents in VS Code's Chat view, in a real VS Code (code-server, see harness.ts): a conversation
 // with the sample's main agent (scripted, offline) whose write asks; the card in the chat allows
-// it; a second message continues the same session, whose write asks again and is allowed from the
-// notification, which the card then says; a click on that settled card runs nothing. Screenshots of
+// it for the session; a second message continues the same session, whose same write the grant lets
+// through unasked and whose new write asks and is allowed from the notification, which the card then says; a click on that settled card runs nothing. Screenshots of
 // each step go to test-results/e2e/. Run with `npm run test:e2e -- --grep "Chat view"`.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -15,7 +15,7 @@ const SECOND = 'Note that the Beacon is on sale.';
 describe('Talking to agents in the Chat view (e2e)', function () {
   const { open } = useVsCode();
 
-  it('a conversation with main: its ask is allowed from the card, a second message continues the same session, and an ask answered from the notification updates its card', async function () {
+  it('a conversation with main: its ask is allowed for the session from the card, a second message continues the same session (the grant lets the same write through), and an ask answered from the notification updates its card', async function () {
     this.timeout(400_000);
     const v = await open('chat-participant', {
       settings: CHAT_ON,
@@ -45,14 +45,14 @@ describe('Talking to agents in the Chat view (e2e)', function () {
     const sessionId = sessionOf(firstText);
     await v.screenshot('chat-1-ask-card');
 
-    await cardButton(first, 'Allow').click();
+    await cardButton(first, 'Allow for Session').click();
     await v.waitFor('the answer after the card', async () => (/Prices: atlas: €129\.00 and beacon: €49\.50\./.test(await textOf(first)) ? true : undefined), 120_000);
-    assert.match(await textOf(first), /Allowed once by a person here in the chat\./);
+    assert.match(await textOf(first), /Allowed for the session by a person here in the chat\./);
     await waitForFile(v, 'src/answer.txt', /atlas: €129\.00/);
     await v.statusBarItem(countLabel(0));
     await v.screenshot('chat-2-allowed-from-card');
 
-    // 2. A second message: the same session, a new turn, whose write asks again.
+    // 2. A second message: the same session, a new turn. Its same write is let through by the grant; its new write asks.
     await input.click();
     await v.page.keyboard.type(SECOND);
     await v.page.keyboard.press('Enter');
@@ -61,6 +61,7 @@ describe('Talking to agents in the Chat view (e2e)', function () {
     assert.equal(sessionOf(await textOf(second)), sessionId, 'the second message continues the same session');
     assert.match(await textOf(second), /message 2/);
     assert.match(await textOf(second), /src\/followup\.txt/);
+    assert.match(await textOf(second), /builtin\.write_file path: src\/answer\.txt[^\n]*→ allow by session/, 'the grant let the same write through');
     await v.screenshot('chat-3-second-message-ask');
 
     // 3. Answered from the notification: the card says so, and a click on it after runs nothing.
@@ -84,7 +85,7 @@ describe('Talking to agents in the Chat view (e2e)', function () {
     const t = await transcriptText(v, /completed: Noted in src\/followup\.txt/);
     assert.match(t, new RegExp(`\\[main\\] > ${FIRST.replace(/[?]/g, '\\?')}`), t);
     assert.match(t, /\[main\] > Note that the Beacon is on sale\./, t);
-    assert.match(t, /answered allow-once by person from the chat$/m, t);
+    assert.match(t, /answered allow-session by person from the chat$/m, t);
     assert.match(t, /answered allow-once by person from the notification$/m, t);
     assert.ok(t.split('\n')[0]!.includes(`${sessionId} (main)`), `one transcript, of the chat's session ${sessionId}:\n${t}`);
     await v.screenshot('chat-6-transcript');

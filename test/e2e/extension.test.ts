@@ -43,7 +43,7 @@ describe('Agent Policy in VS Code (e2e)', function () {
     const text = await textOf(toast);
     assert.match(text, /path: src\/answer\.txt/, `the notification names the path (it says: ${text})`);
     for (const b of ['Allow', 'Allow for Session', 'Deny']) {
-      assert.ok(await toast.getByRole('button', { name: b, exact: true }).count(), `the notification has a button "${b}"`);
+      assert.ok(await toast.getByRole('link', { name: b, exact: true }).count(), `the notification has an answer "${b}"`);
     }
     await v.screenshot('approve-notification');
     await v.clickNotificationButton(WRITE_ANSWER, 'Allow');
@@ -53,6 +53,21 @@ describe('Agent Policy in VS Code (e2e)', function () {
     assert.ok(answeredAfter(t, 'builtin.write_file', /\ballow/), `the transcript has the write and its allow:\n${t}`);
     await v.statusBarItem(countLabel(0));
     await v.screenshot('approve-transcript');
+  });
+
+  it('an ask answered from the tree: its notification closes at once, and is not left in the Notification Center', async () => {
+    const v = await open('notification-closes');
+    await activated(v);
+    await startSession(v, 'main', PROMPT);
+    await v.notification(WRITE_ANSWER, 120_000);
+    const row = await v.treeItem(VIEW, /^builtin\.write_file/, 30_000);
+    await row.hover();
+    await row.locator('.action-label[aria-label="Allow"]').click();
+    await waitForFile(v, 'src/answer.txt', /atlas: €129\.00/);
+    const toasts = v.page.locator('.notifications-toasts .notification-toast').filter({ hasText: WRITE_ANSWER });
+    await v.waitFor('the notification to close', async () => ((await toasts.count()) === 0 ? true : undefined), 10_000);
+    assert.ok(!(await v.notificationCenterTexts()).some((t) => WRITE_ANSWER.test(t)), 'nor is it in the Notification Center');
+    await v.screenshot('notification-closed-after-tree');
   });
 
   it('denies the write from a notification: nothing is written and the transcript says denied', async () => {

@@ -14,6 +14,8 @@ import { CLAUDE_SESSION, claudeHook, decisionOf, useStateFolder } from './claude
 import { activated, countLabel, startSession, textOf, transcriptText, useVsCode } from './harness';
 
 const VIEW = 'Open Callbacks';
+/** A 15-minute grant's row: its time left, then what it covers. */
+const GRANT_ROW = /^1[45]m left · rm -rf build$/;
 
 describe('Time-limited grants in VS Code (e2e)', function () {
   const { open } = useVsCode();
@@ -30,7 +32,7 @@ describe('Time-limited grants in VS Code (e2e)', function () {
     const toast = await v.notification(ask, 60_000);
     // Four buttons (a fifth would cut every label); the shorter grants are under More….
     for (const b of ['Allow', 'Allow for Session', 'Deny', 'More…']) {
-      assert.ok(await toast.getByRole('button', { name: b, exact: true }).count(), `the notification has a button "${b}"`);
+      assert.ok(await toast.getByRole('link', { name: b, exact: true }).count(), `the notification has an answer "${b}"`);
     }
     await v.screenshot('grant-notification');
     await v.clickNotificationButton(ask, 'More…');
@@ -45,17 +47,18 @@ describe('Time-limited grants in VS Code (e2e)', function () {
     // In the tree: under the Claude Code session, the grant with its tool and time left.
     const rows = await v.waitFor('the grant under its session in Open Callbacks', async () => {
       const items = await v.treeItems(VIEW);
-      return items.some((i) => /^Claude Code · b9adf915$/.test(i.label)) && items.some((i) => i.label === 'rm -rf build') ? items : undefined;
+      return items.some((i) => /^Claude Code · b9adf915$/.test(i.label)) && items.some((i) => GRANT_ROW.test(i.label)) ? items : undefined;
     });
-    const grant = rows.find((i) => i.label === 'rm -rf build')!;
-    assert.match(grant.description, /builtin\.run_command · allowed (15|14)m left/);
+    // The time left comes first in the row, so that a long command never cuts it off.
+    const grant = rows.find((i) => GRANT_ROW.test(i.label))!;
+    assert.equal(grant.description, 'builtin.run_command');
     await v.screenshot('grant-tree');
 
     // Revoke from the grant's row: the next same call asks again.
-    const row = await v.treeItem(VIEW, /^rm -rf build$/);
+    const row = await v.treeItem(VIEW, GRANT_ROW);
     await row.hover();
     await row.locator('.action-label[aria-label="Revoke Grant"]').click();
-    await v.waitFor('the grant to leave the tree', async () => !(await v.treeItems(VIEW)).some((i) => i.label === 'rm -rf build') || undefined);
+    await v.waitFor('the grant to leave the tree', async () => !(await v.treeItems(VIEW)).some((i) => GRANT_ROW.test(i.label)) || undefined);
     const third = claudeHook(v, state(), 'rm -rf build');
     await v.clickNotificationButton(ask, 'Deny', 60_000);
     assert.equal(decisionOf(await third).decision, 'deny');
@@ -108,5 +111,34 @@ describe('Time-limited grants in VS Code (e2e)', function () {
     const t = await transcriptText(v, /completed: Chains done\./);
     assert.match(t, /echo two; echo one"\} -> allow \(session\)/, `the second chain ran by the grants:\n${t}`);
     assert.match(t, /echo one && echo three"\} -> ask/, t);
+    // The turn has ended: its grants stay listed, since a next prompt to the session would be answered by them.
+    const rows = await v.treeItems(VIEW);
+    assert.ok(['echo one', 'echo two'].every((granted) => rows.some((i) => i.label === granted)), `the grants after the turn ended: ${rows.map((i) => `${i.label} (${i.description})`).join(' | ')}`);
+    assert.ok(rows.some((i) => i.label === 'chains' && /^completed/.test(i.description)), 'under their session, which says it completed');
+  });
+
+  it('a time-limited grant of our own session stays listed, its time left first, after the turn that asked has ended', async () => {
+    const command = `echo ${'a-long-argument '.repeat(12).trim()}`;
+    const v = await open('grant-outlives-turn', {
+      prepare: (ws) => {
+        fs.writeFileSync(path.join(ws, '.agents.jsonc'), JSON.stringify({
+          agents: [{ name: 'once', model: 'scripted:once.jsonc', instructions: 'Run it.', permissionMode: 'ask', tools: ['builtin.run_command'] }],
+        }));
+        fs.writeFileSync(path.join(ws, 'once.jsonc'), JSON.stringify({ agents: { once: [{ call: 'run_command', input: { command } }, { say: 'Ran it.' }] } }));
+      },
+    });
+    await activated(v);
+    await startSession(v, 'once', 'Run it');
+    const ask = /once wants to run builtin\.run_command: echo a-long-argument/;
+    await v.clickNotificationButton(ask, 'More…', 120_000);
+    await v.pickQuickItem(/Allow for 15 Minutes/);
+    await transcriptText(v, /completed: Ran it\./);
+    const rows = await v.waitFor('the grant, time first, under the ended session', async () => {
+      const items = await v.treeItems(VIEW);
+      return items.some((i) => i.label === 'once' && /^completed/.test(i.description)) && items.some((i) => /^1[45]m left · echo a-long-argument/.test(i.label)) ? items : undefined;
+    });
+    const grant = rows.find((i) => /^1[45]m left · /.test(i.label))!;
+    assert.equal(grant.description, 'builtin.run_command');
+    await v.screenshot('grant-after-turn');
   });
 });

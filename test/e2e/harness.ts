@@ -547,10 +547,11 @@ export async function startVsCode(opts: StartOptions): Promise<VsCode> {
   };
   const clickNotificationButton = async (text: RegExp, button: string, timeout = TIMEOUTS.ui) => {
     const n = await notification(text, timeout);
-    const btn = n.getByRole('button', { name: button, exact: true });
+    // An approval's answers are links in its message (a notification that closes when answered anywhere); other notifications have buttons.
+    const btn = n.getByRole('button', { name: button, exact: true }).or(n.getByRole('link', { name: button, exact: true }));
     const found = await btn.first().waitFor({ state: 'visible', timeout: 5000 }).then(() => true, () => false);
     if (!found) {
-      const names = await n.locator('.monaco-button').allTextContents().catch(() => []);
+      const names = await n.locator('.monaco-button, .notification-list-item-message a').allTextContents().catch(() => []);
       throw await failure(`the notification matching ${text} has no button "${button}" (buttons: ${names.map((s) => s.trim()).join(', ') || 'none'}; text: ${await textOf(n)})`);
     }
     await btn.first().click();

@@ -36,7 +36,7 @@ describe('Asks of other agents answered in VS Code (e2e)', function () {
     const ask = /Claude Code wants to run builtin\.run_command: rm -rf build/;
     const toast = await v.notification(ask, 60_000);
     for (const b of ['Allow', 'Allow for Session', 'Deny']) {
-      assert.ok(await toast.getByRole('button', { name: b, exact: true }).count(), `the notification has a button "${b}"`);
+      assert.ok(await toast.getByRole('link', { name: b, exact: true }).count(), `the notification has an answer "${b}"`);
     }
     const rows = await v.waitFor('the host session and its ask in Open Callbacks', async () => {
       const items = await v.treeItems(VIEW);

@@ -30,9 +30,9 @@ describe('managed controls in VS Code (e2e)', function () {
     const ask = /Claude Code wants to run builtin\.run_command: rm -rf build/;
     const toast = await v.notification(ask, 60_000);
     for (const b of ['Allow', 'Allow for 1 Hour', 'Deny', 'More…']) {
-      assert.ok(await toast.getByRole('button', { name: b, exact: true }).count(), `the notification has a button "${b}"`);
+      assert.ok(await toast.getByRole('link', { name: b, exact: true }).count(), `the notification has an answer "${b}"`);
     }
-    assert.equal(await toast.getByRole('button', { name: 'Allow for Session', exact: true }).count(), 0, 'no Allow for Session under allowForSession: false');
+    assert.equal(await toast.getByRole('link', { name: 'Allow for Session', exact: true }).count(), 0, 'no Allow for Session under allowForSession: false');
     await v.screenshot('managed-notification');
 
     await v.clickNotificationButton(ask, 'More…');

@@ -1,7 +1,7 @@
 // The Get Started walkthrough in a real VS Code (code-server, see harness.ts): the VSIX installed
 // into a fresh extensions dir and a fresh profile, on a copy of the sample workspace without its
 // policy. The walkthrough opens by itself at the first activation; its first steps are done by
-// doing them, from its own buttons (create the policy from an example, start the sample session),
+// doing them, from its own buttons (the policy, from an example where there is none; start the sample session),
 // then answering the asks from their notifications and the palette; the page shows each step
 // completed, and its pictures follow the theme. It also takes the README's first screenshot
 // (media/readme/ask.png: asks as notifications and in the Open Callbacks tree), so that it never
@@ -33,7 +33,7 @@ describe('The Get Started walkthrough in VS Code (e2e)', function () {
     return page.first();
   }
 
-  const stepIds = ['createPolicy', 'startSession', 'answerNotification', 'answerPalette', 'explainDecision', 'governOtherAgents'];
+  const stepIds = ['reviewPolicy', 'startSession', 'answerNotification', 'answerPalette', 'explainDecision', 'governOtherAgents'];
   /** Each step's completion as the page shows it (its checkbox), by step id. */
   async function completed(page: Locator): Promise<Record<string, boolean>> {
     const done: Record<string, boolean> = {};
@@ -99,6 +99,18 @@ describe('The Get Started walkthrough in VS Code (e2e)', function () {
     await b.click();
   }
 
+  it('in a folder that has a policy (the sample), the first step says to review it: its button opens that policy, no example offered, and the step is done', async () => {
+    const v = await open('walkthrough-policy-there', { settings: { 'workbench.welcomePage.walkthroughs.openOnInstall': true } });
+    const page = await walkthroughPage(v);
+    const step = page.locator(`button.getting-started-step[data-step-id="${WALKTHROUGH}#reviewPolicy"]`);
+    assert.match(await step.innerText(), /Review the workspace policy[\s\S]*Open the policy this folder has/);
+    await clickStepButton(v, 'reviewPolicy', 'Open Workspace Policy');
+    await policyInEditor(v);
+    assert.equal(await v.page.locator('.quick-input-widget').isVisible(), false, 'no example is offered when the folder has a policy');
+    assert.match(fs.readFileSync(path.join(v.workspace, '.agentpolicy.jsonc'), 'utf8'), /The sample workspace's policy/, 'the sample policy is left as it was');
+    await expectDone(v, ['reviewPolicy'], 'walkthrough-policy-reviewed');
+  });
+
   it('Get Started opens at the first activation; its first steps complete by doing them: the policy from an example, the sample session, an ask answered from its notification (and one from the palette)', async () => {
     const v = await open('walkthrough', {
       prepare: (ws) => fs.rmSync(path.join(ws, '.agentpolicy.jsonc')),
@@ -113,13 +125,13 @@ describe('The Get Started walkthrough in VS Code (e2e)', function () {
     await v.screenshot('walkthrough-opened');
 
     // 1. The policy, from an example: the step's button, then the examples' pick.
-    await clickStepButton(v, 'createPolicy', 'Create from an Example');
+    await clickStepButton(v, 'reviewPolicy', 'Open Workspace Policy');
     const examples = (await v.quickPickItems()).filter((i) => i.kind === 'item').map((i) => i.label);
     assert.ok(examples.includes('balanced'), `the examples are offered (${examples.join(', ')})`);
     await v.pickQuickItem(exactly('balanced'));
     await waitForFile(v, '.agentpolicy.jsonc', /^\/\/ Balanced:/);
     await policyInEditor(v);
-    await expectDone(v, ['createPolicy'], 'walkthrough-policy-created');
+    await expectDone(v, ['reviewPolicy'], 'walkthrough-policy-created');
 
     // The README's picture is set up before the asks come (a notification hides after ~15 s):
     // the Open Callbacks view, wide enough for its rows, and the policy in the editor.
@@ -150,11 +162,11 @@ describe('The Get Started walkthrough in VS Code (e2e)', function () {
     await v.page.screenshot({ path: README_SCREENSHOT });
     // Back to the width it had: the walkthrough shows its pictures only when it has the room.
     await sideBarWidth(v, narrow);
-    await expectDone(v, ['createPolicy', 'startSession'], 'walkthrough-session-started');
+    await expectDone(v, ['reviewPolicy', 'startSession'], 'walkthrough-session-started');
 
     // 3. Each researcher's ask, allowed from its notification.
     for (let answered = 0; answered < 2; answered++) await v.clickNotificationButton(RESEARCHER_ASK, 'Allow', 60_000);
-    await expectDone(v, ['createPolicy', 'startSession', 'answerNotification'], 'walkthrough-answered-from-notification');
+    await expectDone(v, ['reviewPolicy', 'startSession', 'answerNotification'], 'walkthrough-answered-from-notification');
 
     // 4. Main's write, answered from the palette.
     await v.notification(WRITE_ASK, 120_000);
@@ -163,7 +175,7 @@ describe('The Get Started walkthrough in VS Code (e2e)', function () {
     await v.pickQuickItem(/^\s*Allow\s*$/);
     await waitForFile(v, 'src/answer.txt', /atlas: €129\.00[\s\S]*beacon: €49\.50/);
     await transcriptText(v, /completed: /);
-    await expectDone(v, ['createPolicy', 'startSession', 'answerNotification', 'answerPalette'], 'walkthrough-four-steps-done');
+    await expectDone(v, ['reviewPolicy', 'startSession', 'answerNotification', 'answerPalette'], 'walkthrough-four-steps-done');
 
     // The pictures follow the theme: the frame of the selected step's picture is the editor's
     // background, light here, dark once the person picks a dark theme.

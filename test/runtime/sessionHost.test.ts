@@ -95,6 +95,32 @@ describe('SessionHost', () => {
     assert.throws(() => host.continue('sess_nope', 'four'), /no session/);
   });
 
+  it('a grant stays listed after the turn that asked ends (a next prompt may use it), until it lapses or the session is closed', async () => {
+    const ran: string[] = [];
+    let now = 1_000_000;
+    const agent = new Agent({
+      model: new ScriptedModel({ agents: { main: [{ call: 'note', input: { text: 'x' } }, { say: 'done' }, { call: 'note', input: { text: 'x' } }, { say: 'again' }] } }),
+      instructions: '',
+      tools: [noteTool(ran)],
+      permissionPolicy: new PermissionPolicy({ rules: [], default: 'ask' }),
+    });
+    const host = new SessionHost();
+    const hosted = await host.start(agent, 'one', { workspaceFolder: dir, clock: () => now });
+    await until(() => host.openCallbacks().length === 1, 'the ask');
+    await host.answer(host.openCallbacks()[0]!.callback.id, new AllowApproval({ scope: 'duration', seconds: 900 }));
+    await until(() => hosted.state === 'completed', 'the turn to end');
+    assert.equal(hosted.grants().length, 1, 'the ended turn\'s grant is still in force');
+    // A next prompt is let through by it, unasked.
+    host.continue(hosted.id, 'two');
+    await until(() => hosted.state === 'completed' && hosted.finalText === 'again', 'the second turn');
+    assert.deepEqual(ran, ['x', 'x']);
+    now += 901_000;
+    assert.equal(hosted.grants().length, 0, 'a lapsed grant leaves');
+    now -= 901_000;
+    await host.cancel(hosted.id);
+    assert.equal(hosted.grants().length, 0, 'a closed session takes no prompts: its grants are not listed');
+  });
+
   it('names the surface whose answer settled a callback; a later answer from another runs nothing and names none', async () => {
     const ran: string[] = [];
     const host = new SessionHost();

@@ -10,7 +10,7 @@ import type { RuntimeEvent } from '../../src/runtime/tree/events.js';
 import { ScriptedModel } from '../../src/runtime/model/scripted.js';
 import { SessionHost } from '../../src/runtime/host/sessionHost.js';
 import { noteTool, until } from '../runtime/hostHelpers.js';
-import { chatAnswerArg, isChatAnswerArg } from '../../src/vscode/chatApprovals.js';
+import { chatAnswerArg, isChatAnswerArg, isNotificationAnswerArg, notificationAnswerLink } from '../../src/vscode/chatApprovals.js';
 import { chatParts, type ChatStreamContext } from '../../src/vscode/chatStream.js';
 
 describe('chat approvals', () => {
@@ -23,6 +23,19 @@ describe('chat approvals', () => {
     for (const bad of [undefined, 'cb_1', { callbackId: 'cb_1' }, { chatAnswer: 'yes', callbackId: 'cb_1' }, { chatAnswer: true, callbackId: 'cb 1; rm' }, { chatAnswer: true, callbackId: 3 }]) {
       assert.equal(isChatAnswerArg(bad), false, JSON.stringify(bad));
     }
+  });
+
+  it("a notification's answer link runs its command on the callback alone, marked as the notification's", () => {
+    const link = notificationAnswerLink('Allow [x]', 'agentPolicy.allow', 'cb-1');
+    const m = /^\[([^\]]*)\]\(command:([\w.]+)\?(.*)\)$/.exec(link);
+    assert.ok(m, link);
+    assert.equal(m[1], 'Allow x', 'a label cannot close the link early');
+    assert.equal(m[2], 'agentPolicy.allow');
+    const [arg] = JSON.parse(decodeURIComponent(m[3]!)) as unknown[];
+    assert.deepEqual(arg, { notificationAnswer: true, callbackId: 'cb-1' });
+    assert.ok(isNotificationAnswerArg(arg));
+    assert.ok(!isChatAnswerArg(arg), 'not taken for the chat\'s');
+    assert.ok(!isNotificationAnswerArg({ notificationAnswer: true, callbackId: 'cb 1)' }));
   });
 
   it('an ask answered from the notification settles its card; the card clicked after runs nothing', async () => {

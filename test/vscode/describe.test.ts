@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import * as l10n from '@vscode/l10n';
 import { OpenApproval, OpenElicitation } from '../../src/runtime/tree/answers.js';
 import type { HostedSession } from '../../src/runtime/host/sessionHost.js';
-import { askMessage, defang } from '../../src/vscode/describe.js';
+import { askMessage, defang, grantRow } from '../../src/vscode/describe.js';
 
 const hosted = { pathOf: () => [{ agent: 'main' }] } as unknown as HostedSession;
 const LINK = /\[[^\]]*\]\((https?|command):/;
@@ -67,5 +67,21 @@ describe('notification texts', () => {
       l10n.config({ contents: {} });
     }
     assert.doesNotMatch(askMessage(hosted, new OpenElicitation('cb6', 's', 't', 'main', 0, { source: { id: 'm', name: 'm' }, message: 'hi', requestedSchema: { type: 'object', properties: {} } })), /⟦/);
+  });
+});
+
+describe('grant rows', () => {
+  it('a time-limited grant shows its time left first, so a long command never cuts it off', () => {
+    const long = `npm run build -- ${'--flag '.repeat(30)}`;
+    const row = grantRow({ label: long, toolId: 'builtin.run_command', expiresAt: 1_000_000 + 900_000 }, 1_000_000);
+    assert.ok(row.label.startsWith('15m left · npm run build'), row.label);
+    assert.equal(row.description, 'builtin.run_command');
+    assert.equal(grantRow({ label: 'x', toolId: 't', expiresAt: 1_000_000 + 90_000 }, 1_000_000 + 59_000).label, '31s left · x');
+  });
+
+  it('a grant for the session says so after the tool; its label is what it covers, defanged', () => {
+    const row = grantRow({ label: '[a](command:x)', toolId: 'builtin.run_command', expiresAt: undefined }, 0);
+    assert.equal(row.label, '[a] (command:x)');
+    assert.equal(row.description, 'builtin.run_command · allowed for the session');
   });
 });

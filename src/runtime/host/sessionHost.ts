@@ -89,8 +89,14 @@ export class HostedSession implements ListedSession {
   }
 
   grants(): Array<{ sessionId: string; grant: Grant }> {
-    // A session that ended makes no more calls: what it was granted no longer matters.
-    return this.state === 'running' ? this.session.grants() : [];
+    // A finished turn can be continued (`SessionHost.continue`) with the same grants, so they are
+    // listed while in force; a cancelled or closed session takes no prompts, and its grants go with it.
+    return this.takesPrompts ? this.session.grants() : [];
+  }
+
+  /** Whether a next prompt may still come (a cancelled or closed session takes none). */
+  get takesPrompts(): boolean {
+    return this.state !== 'cancelled' && !this.closed;
   }
 
   revokeGrant(grantId: string): boolean {
@@ -277,7 +283,7 @@ export class SessionHost {
   continue(id: string, prompt: string): HostedSession {
     const hosted = this.hosted.get(id);
     if (!hosted) throw new SdkError(`no session ${id} runs in this window`);
-    if (hosted.state === 'cancelled' || hosted.closed) throw new SdkError(`session ${id} was cancelled; start a new one`);
+    if (!hosted.takesPrompts) throw new SdkError(`session ${id} was cancelled; start a new one`);
     if (hosted.state === 'running' || hosted.session.busy) throw new SdkError(`session ${id} is still running: answer what it asks, or wait for its answer`);
     hosted.state = 'running';
     hosted.error = '';
