@@ -12,7 +12,7 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
-import { ensureService } from '../src/hooks/ensureService.js';
+import { ensureService } from '../src/hooks/service/ensureService.js';
 import { binPath, HOST_DRIVERS } from '../test/hosts/hostDrivers.js';
 import { createHostProject, runHostIn, type HostProject } from '../test/hosts/hostRun.js';
 import { median, type BenchRow } from './table.js';

@@ -32,7 +32,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { hookClientPath, hookClientScript } from '../src/hooks/hookClient.js';
+import { hookClientPath, hookClientScript } from '../src/hooks/install/hookClient.js';
 import { claudeCallRows } from './claudeCallsBench.js';
 import { formatTable, median, type BenchRow, type Target } from './table.js';
 
@@ -47,7 +47,7 @@ const TARGET: Record<Host, Target> = {
   copilot: { op: '<=', value: 30 },
 };
 
-/** The file the service keeps the user's secret in, in its state folder (SERVICE_SECRET in src/hooks/decisionService.ts). */
+/** The file the service keeps the user's secret in, in its state folder (SERVICE_SECRET in src/hooks/service/decisionService.ts). */
 const SECRET_FILE = 'service-secret';
 
 /** A small workspace policy: `git status` allowed, `rm *` denied. */

@@ -52,7 +52,7 @@ const schemaBesideHook = {
 /**
  * The hook's bundle loads the sandbox probe (and the sandbox engine code it pulls in) from a
  * bundle of its own, `sandboxProbe.js`, only when an allowed command is to be sandboxed
- * (src/hooks/hookSandbox.ts).
+ * (src/hooks/judge/hookSandbox.ts).
  */
 const probeBesideHook = {
   name: 'probe-beside-hook',

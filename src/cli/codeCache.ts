@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import Module = require('node:module');
 import * as path from 'node:path';
 import * as vm from 'node:vm';
-import { writePrivateFile } from '../hooks/privateFile.js';
+import { writePrivateFile } from '../hooks/state/privateFile.js';
 
 export interface CachedModule<T> {
   exports: T;

@@ -7,12 +7,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { HookFileError } from '../hooks/hookFileEdit.js';
-import { changeKind, HOST_SETUP_NOTES, type HookFileChange } from '../hooks/hookInstall.js';
-import { setUpHooks, type HookSetupOptions } from '../hooks/hookSetup.js';
-import { HOST_AGENTS, HOSTS, isHostAgent, type HostAgent } from '../hooks/hostAgents.js';
-import { defaultStateDir } from '../hooks/stateDir.js';
-import { ownCliScript } from '../hooks/hookSandbox.js';
+import { HookFileError } from '../hooks/install/hookFileEdit.js';
+import { changeKind, HOST_SETUP_NOTES, type HookFileChange } from '../hooks/install/hookInstall.js';
+import { setUpHooks, type HookSetupOptions } from '../hooks/setup/hookSetup.js';
+import { HOST_AGENTS, HOSTS, isHostAgent, type HostAgent } from '../hooks/hosts/hostAgents.js';
+import { defaultStateDir } from '../hooks/state/stateDir.js';
+import { ownCliScript } from '../hooks/judge/hookSandbox.js';
 
 /** What the command needs of the process (the shape of agentpolicy.ts's CliIo, declared here so neither file imports the other). */
 export interface HookInstallIo {

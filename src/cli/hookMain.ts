@@ -4,9 +4,9 @@
 // call, so it loads the policy engine and nothing else.
 import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import { isHostAgent, HOST_AGENTS, type HostAgent } from '../hooks/hostAgents.js';
-import { editorFor } from '../hooks/editorBridge.js';
-import { blocked, runHook, type HookDeps, type HookOptions } from '../hooks/hookCommand.js';
+import { isHostAgent, HOST_AGENTS, type HostAgent } from '../hooks/hosts/hostAgents.js';
+import { editorFor } from '../hooks/editor/editorBridge.js';
+import { blocked, runHook, type HookDeps, type HookOptions } from '../hooks/judge/hookCommand.js';
 import { initShellParser } from '../policy/shell/shellParser.js';
 
 export const HOOK_USAGE = `usage:

@@ -1,12 +1,12 @@
 // `agentpolicy hook status [--workspace DIR] [--json]`: per host, for the workspace, whether our
 // hook entry is installed, what it runs and whether that can start, whether the decision service
 // answers, the host's last call, what happens on failure, and whether its commands are sandboxed
-// (src/hooks/hookStatus.ts; docs/hooks.md, "Seeing who is governed").
+// (src/hooks/setup/hookStatus.ts; docs/hooks.md, "Seeing who is governed").
 // Exit codes: 0 no warning, 1 a warning (a hook that cannot start), 2 usage.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { hookStatus, hookStatusLine, type HookStatusOptions } from '../hooks/hookStatus.js';
+import { hookStatus, hookStatusLine, type HookStatusOptions } from '../hooks/setup/hookStatus.js';
 
 export interface HookStatusIo {
   out: (line: string) => void;

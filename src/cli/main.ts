@@ -4,7 +4,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { defaultStateDir } from '../hooks/stateDir.js';
+import { defaultStateDir } from '../hooks/state/stateDir.js';
 import { requireWithCodeCache } from './codeCache.js';
 
 const argv = process.argv.slice(2);

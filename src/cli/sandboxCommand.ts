@@ -18,9 +18,9 @@ import { formatDiagnostic, LineMap, toJson } from '../policy/file/diagnostics.js
 import { loadPolicyText, Policy, type PolicyLayer } from '../policy/policy.js';
 import type { LayerName } from '../policy/rules/compile.js';
 import { initShellParser } from '../policy/shell/shellParser.js';
-import { askEditor, findEditor, type EditorAsk, type EditorEndpoint } from '../hooks/editorBridge.js';
-import { findWorkspacePolicy } from '../hooks/hookPolicy.js';
-import { HOSTS, isHostAgent, type HostAgent } from '../hooks/hostAgents.js';
+import { askEditor, findEditor, type EditorAsk, type EditorEndpoint } from '../hooks/editor/editorBridge.js';
+import { findWorkspacePolicy } from '../hooks/judge/hookPolicy.js';
+import { HOSTS, isHostAgent, type HostAgent } from '../hooks/hosts/hostAgents.js';
 import { commandShell, findBash, locateProgram } from '../runtime/sandbox/commandProcess.js';
 import { protectedPathsOf } from '../runtime/calls/protected.js';
 import { undoProtectedChanges } from '../runtime/sandbox/sandboxCleanup.js';

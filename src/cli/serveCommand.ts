@@ -1,15 +1,15 @@
 // `agentpolicy serve [--workspace DIR] [--port N] [--state-dir D]`: the resident decision service
-// (src/hooks/decisionService.ts) for terminals, CI and servers. One per user, serving every
+// (src/hooks/service/decisionService.ts) for terminals, CI and servers. One per user, serving every
 // workspace: each call's own folder decides which policy judges it (docs/hooks.md, "The decision
 // service"). Prints one line when ready, `agentpolicy: serving http://127.0.0.1:PORT unix:SOCKET`,
 // and runs until SIGINT or SIGTERM, then closes and removes its discovery file.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { startDecisionService } from '../hooks/decisionService.js';
-import { ensureService } from '../hooks/ensureService.js';
-import { ownCliScript } from '../hooks/hookSandbox.js';
-import { defaultStateDir } from '../hooks/stateDir.js';
+import { startDecisionService } from '../hooks/service/decisionService.js';
+import { ensureService } from '../hooks/service/ensureService.js';
+import { ownCliScript } from '../hooks/judge/hookSandbox.js';
+import { defaultStateDir } from '../hooks/state/stateDir.js';
 
 export const SERVE_USAGE = `  agentpolicy serve [--workspace DIR] [--port N] [--state-dir D]
       answers every host's hook calls from one resident process (POST /hook/<agent>, /http/claude);

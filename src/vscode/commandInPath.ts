@@ -1,10 +1,10 @@
 // Agent Policy: Install 'agentpolicy' Command in PATH, and its Uninstall (docs/cli.md): the shim
-// of src/hooks/cliShim.ts, naming the CLI this extension ships (dist/cli.js) and the editor's own
+// of src/hooks/install/cliShim.ts, naming the CLI this extension ships (dist/cli.js) and the editor's own
 // runtime (an Electron run as node on the desktop) or a new enough node. When the window opens, a
 // shim an update left naming a CLI that is gone is written again, quietly.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { installShim, refreshShim, shimDir, shimRuntime, uninstallShim, type ShimRuntime } from '../hooks/cliShim.js';
+import { installShim, refreshShim, shimDir, shimRuntime, uninstallShim, type ShimRuntime } from '../hooks/install/cliShim.js';
 import type { Log } from './log.js';
 
 function ownCli(extensionPath: string): string {

@@ -16,7 +16,7 @@ import { registerChatModels } from './chatModels.js';
 import { registerChatParticipant } from './chatParticipant.js';
 import { openChatStarter } from './chatStarter.js';
 import { sessionCommands } from './commands.js';
-import { installedHookHosts } from '../hooks/hookInstall.js';
+import { installedHookHosts } from '../hooks/install/hookInstall.js';
 import { startDecisionServiceHost } from './decisionServiceHost.js';
 import { startHookAsks } from './hookAsks.js';
 import type { CoreCommands } from './lazyCommands.js';

@@ -1,11 +1,11 @@
-// The decision service (src/hooks/decisionService.ts) run by this window while it is open, so other
+// The decision service (src/hooks/service/decisionService.ts) run by this window while it is open, so other
 // agents' hooks are answered without a process per call: one per user, so a window starts it only
 // when none answers (another window, or `agentpolicy serve`), and looks again every half minute
 // (the window that ran it may have closed). Off with `agentPolicy.decisionService: false`.
 import * as vscode from 'vscode';
-import { startDecisionService, type DecisionService } from '../hooks/decisionService.js';
-import { serviceRuns } from '../hooks/serviceFiles.js';
-import { defaultStateDir } from '../hooks/stateDir.js';
+import { startDecisionService, type DecisionService } from '../hooks/service/decisionService.js';
+import { serviceRuns } from '../hooks/state/serviceFiles.js';
+import { defaultStateDir } from '../hooks/state/stateDir.js';
 import type { Log } from './log.js';
 
 const LOOK_AGAIN_MS = 30_000;

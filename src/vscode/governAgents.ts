@@ -1,6 +1,6 @@
 // Agent Policy: Govern Other Agents in This Folder: a pick of the agent programs whose pre-tool
 // hooks should ask `.agentpolicy.jsonc` (the ones already set up are picked; unpicking one takes
-// its hook out), then the same setup as `agentpolicy hook install` (src/hooks/hookSetup.ts): the
+// its hook out), then the same setup as `agentpolicy hook install` (src/hooks/setup/hookSetup.ts): the
 // hook client by absolute path, falling back to the CLI this extension ships (dist/cli.js, run by
 // the editor's own runtime), and Claude Code's http hook to the decision service this window runs.
 // Afterwards, and when the window opens, `hook status` says whether each hook can start; a hook
@@ -8,13 +8,13 @@
 // button installs it again.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { DEFAULT_HOOK_LAUNCHER, DEFAULT_HOOK_TIMEOUT_SECONDS, hookTargets, targetOf } from '../hooks/hookEntries.js';
-import { HookFileError } from '../hooks/hookFileEdit.js';
-import { changeKind, HOST_SETUP_NOTES, installedHookHosts } from '../hooks/hookInstall.js';
-import { setUpHooks, type HookSetupOptions } from '../hooks/hookSetup.js';
-import { hookStatus, type HostHookStatus } from '../hooks/hookStatus.js';
-import { HOST_AGENTS, HOSTS, type HostAgent } from '../hooks/hostAgents.js';
-import { defaultStateDir } from '../hooks/stateDir.js';
+import { DEFAULT_HOOK_LAUNCHER, DEFAULT_HOOK_TIMEOUT_SECONDS, hookTargets, targetOf } from '../hooks/install/hookEntries.js';
+import { HookFileError } from '../hooks/install/hookFileEdit.js';
+import { changeKind, HOST_SETUP_NOTES, installedHookHosts } from '../hooks/install/hookInstall.js';
+import { setUpHooks, type HookSetupOptions } from '../hooks/setup/hookSetup.js';
+import { hookStatus, type HostHookStatus } from '../hooks/setup/hookStatus.js';
+import { HOST_AGENTS, HOSTS, type HostAgent } from '../hooks/hosts/hostAgents.js';
+import { defaultStateDir } from '../hooks/state/stateDir.js';
 import type { Log } from './log.js';
 import { walkthroughStepDone } from './walkthroughSteps.js';
 

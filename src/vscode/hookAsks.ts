@@ -1,13 +1,13 @@
 // Asks of other makers' agents (Claude Code, Codex, …) answered in this window: their pre-tool
 // hook (`agentpolicy hook`) finds the window through a discovery file and asks over a Unix socket
-// (src/hooks/editorServer.ts); each ask shows like our own, as a callback of the host's session.
+// (src/hooks/editor/editorServer.ts); each ask shows like our own, as a callback of the host's session.
 // Started with the core, in the background (activation does not wait for it), for a folder on
 // disk; the discovery file is rewritten when what the hook reads from it changes (workspace
 // trust, the managed and user policy files, a held change to the workspace policy), and removed
 // when the window closes.
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
-import { EditorServer, type WindowFacts } from '../hooks/editorServer.js';
+import { EditorServer, type WindowFacts } from '../hooks/editor/editorServer.js';
 import type { SessionHost } from '../runtime/host/sessionHost.js';
 import type { Log } from './log.js';
 import type { PolicyService } from './policyService.js';

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { hookInstallCommand } from '../../src/cli/hookInstallCommand.js';
-import { onPath } from '../../src/hooks/hookLauncher.js';
+import { onPath } from '../../src/hooks/install/hookLauncher.js';
 
 describe('agentpolicy hook install', () => {
   let ws: string;

@@ -12,7 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { commandLineOf } from '../../src/cli/sandboxCommand.js';
-import { EditorServer } from '../../src/hooks/editorServer.js';
+import { EditorServer } from '../../src/hooks/editor/editorServer.js';
 import { AllowApproval, DenyApproval, type OpenApproval } from '../../src/runtime/tree/answers.js';
 import { FileAuditLog } from '../../src/runtime/audit/audit.js';
 import { networkBridgeSentence, probeSandbox, sandboxTesting } from '../../src/runtime/sandbox/sandboxProbe.js';

@@ -41,7 +41,7 @@ export function claudeHook(v: VsCode, state: string, command: string): Promise<H
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
-/** What our sandbox rewrite adds to the reason of an allowed Bash call (src/hooks/hookCommand.ts). */
+/** What our sandbox rewrite adds to the reason of an allowed Bash call (src/hooks/judge/hookCommand.ts). */
 const SANDBOX_NOTE = "; runs in Agent Policy's sandbox (agentpolicy sandbox)";
 
 /**

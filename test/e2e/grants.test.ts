@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { findEditor } from '../../src/hooks/editorBridge';
+import { findEditor } from '../../src/hooks/editor/editorBridge';
 import { readAuditLog } from '../../src/runtime/audit/auditRead';
 import { CLAUDE_SESSION, claudeHook, decisionOf, useStateFolder } from './claudeHook';
 import { activated, countLabel, startSession, textOf, transcriptText, useVsCode } from './harness';

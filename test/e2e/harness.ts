@@ -10,7 +10,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { defaultStateDir } from '../../src/hooks/stateDir';
+import { defaultStateDir } from '../../src/hooks/state/stateDir';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 

@@ -9,10 +9,10 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { findEditor } from '../../src/hooks/editorBridge';
+import { findEditor } from '../../src/hooks/editor/editorBridge';
 import { readAuditLog } from '../../src/runtime/audit/auditRead';
 import { ownProcessAlive as processAlive } from '../../src/runtime/sandbox/processState';
-import { readServiceDiscovery } from '../../src/hooks/serviceFiles';
+import { readServiceDiscovery } from '../../src/hooks/state/serviceFiles';
 import { binPath, claude } from '../hosts/hostDrivers';
 import { runHostIn } from '../hosts/hostRun';
 import { AGENTPOLICY_CLI, installHook } from '../hosts/installHook';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { findEditor } from '../../src/hooks/editorBridge';
+import { findEditor } from '../../src/hooks/editor/editorBridge';
 import { claudeHook, decisionOf, useStateFolder } from './claudeHook';
 import { activated, useVsCode } from './harness';
 

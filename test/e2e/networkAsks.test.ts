@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
-import { findEditor } from '../../src/hooks/editorBridge';
+import { findEditor } from '../../src/hooks/editor/editorBridge';
 import { readAuditLog } from '../../src/runtime/audit/auditRead';
 import { requireTestHost, startTestHost, type TestHost } from '../netHost';
 import { activated, addAgent, countLabel, escapeRe, startSession, transcriptText, useVsCode } from './harness';

@@ -1,7 +1,7 @@
 // A hook in its own process for test/hooks/editorBridge.test.ts: finds the editor for a folder
 // and asks it, printing the answer as JSON ("none" when there is no editor or no answer).
 // Arguments: the folder, the bridge directory, the ask as JSON, the deadline in ms from now.
-import { askEditor, findEditor, type EditorAsk } from '../../src/hooks/editorBridge.js';
+import { askEditor, findEditor, type EditorAsk } from '../../src/hooks/editor/editorBridge.js';
 
 const [folder, directory, askJson, within] = process.argv.slice(2);
 const editor = findEditor(folder!, { directories: [directory!] });

@@ -1,4 +1,4 @@
-// The `agentpolicy` shim the extension puts on PATH (src/hooks/cliShim.ts): written with absolute
+// The `agentpolicy` shim the extension puts on PATH (src/hooks/install/cliShim.ts): written with absolute
 // paths, runs the CLI, says when its folder is not on PATH, replaces and removes only a file of its
 // own, refuses a CLI that does not answer, and is written again when an update moved the CLI.
 import assert from 'node:assert/strict';
@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { installShim, refreshShim, SHIM_MARKER, shimDir, shimRuntime, uninstallShim } from '../../src/hooks/cliShim.js';
+import { installShim, refreshShim, SHIM_MARKER, shimDir, shimRuntime, uninstallShim } from '../../src/hooks/install/cliShim.js';
 
 describe('the agentpolicy shim', () => {
   let root: string;

@@ -1,5 +1,5 @@
-// Asks of other agents' hooks answered in the editor: the window's server (src/hooks/editorServer.ts)
-// and the hook's client (src/hooks/editorBridge.ts) in one process and across processes, on a
+// Asks of other agents' hooks answered in the editor: the window's server (src/hooks/editor/editorServer.ts)
+// and the hook's client (src/hooks/editor/editorBridge.ts) in one process and across processes, on a
 // private folder made for each test. Only a person's answer (through the SessionHost, as the
 // window's notification, tree and palette give it) ever reaches the hook as an allow.
 import assert from 'node:assert/strict';
@@ -9,9 +9,9 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { askEditor, findEditor, MAX_ASK_BYTES, type EditorAsk, type EditorEndpoint } from '../../src/hooks/editorBridge.js';
-import { discoveryFile, ensurePrivateDirectory, privateDirectoryProblem, readAcceptedPolicy, realFolder, writeDiscovery } from '../../src/hooks/editorDiscovery.js';
-import { EditorServer } from '../../src/hooks/editorServer.js';
+import { askEditor, findEditor, MAX_ASK_BYTES, type EditorAsk, type EditorEndpoint } from '../../src/hooks/editor/editorBridge.js';
+import { discoveryFile, ensurePrivateDirectory, privateDirectoryProblem, readAcceptedPolicy, realFolder, writeDiscovery } from '../../src/hooks/state/editorDiscovery.js';
+import { EditorServer } from '../../src/hooks/editor/editorServer.js';
 import { AllowApproval, DenyApproval, SdkError, type OpenApproval } from '../../src/runtime/tree/answers.js';
 import { FileAuditLog, type AuditEntry } from '../../src/runtime/audit/audit.js';
 import { readAuditLog } from '../../src/runtime/audit/auditRead.js';

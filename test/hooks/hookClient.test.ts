@@ -1,4 +1,4 @@
-// The hook client `agentpolicy hook install` writes (src/hooks/hookClient.ts), run by /bin/sh as a
+// The hook client `agentpolicy hook install` writes (src/hooks/install/hookClient.ts), run by /bin/sh as a
 // host runs it: with a real decision service in this process it replays the service's answer
 // exactly (and needs no node then); without one it decides in-process with the built CLI, the
 // same answers; with neither it blocks (exit 2, saying how to start the service or reinstall); it
@@ -8,9 +8,9 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startDecisionService, type DecisionService } from '../../src/hooks/decisionService.js';
-import { hookClientPath, hookClientScript, writeHookClient, type HookClientFallback } from '../../src/hooks/hookClient.js';
-import { COPILOT_OR_VSCODE } from '../../src/hooks/hookEntries.js';
+import { startDecisionService, type DecisionService } from '../../src/hooks/service/decisionService.js';
+import { hookClientPath, hookClientScript, writeHookClient, type HookClientFallback } from '../../src/hooks/install/hookClient.js';
+import { COPILOT_OR_VSCODE } from '../../src/hooks/install/hookEntries.js';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const CLI = path.join(REPO, 'dist', 'cli.js');

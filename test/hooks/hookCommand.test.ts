@@ -5,11 +5,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { runHook, type HookAsk, type HookEditor, type HookEditorAnswer, type HookOptions } from '../../src/hooks/hookCommand.js';
-import { HOST_AGENTS, type HostAgent } from '../../src/hooks/hostAgents.js';
-import { hostAnswer } from '../../src/hooks/hostAnswers.js';
-import { readHostCall } from '../../src/hooks/hostCalls.js';
-import { loadHookPolicy } from '../../src/hooks/hookPolicy.js';
+import { runHook, type HookAsk, type HookEditor, type HookEditorAnswer, type HookOptions } from '../../src/hooks/judge/hookCommand.js';
+import { HOST_AGENTS, type HostAgent } from '../../src/hooks/hosts/hostAgents.js';
+import { hostAnswer } from '../../src/hooks/hosts/hostAnswers.js';
+import { readHostCall } from '../../src/hooks/hosts/hostCalls.js';
+import { loadHookPolicy } from '../../src/hooks/judge/hookPolicy.js';
 import { initShellParser } from '../../src/policy/shell/shellParser.js';
 import { generateMatchers } from '../../bench/policyBench.js';
 
@@ -127,7 +127,7 @@ describe('agentpolicy hook: judging a host\'s call', function () {
     assert.equal(auditLines().at(-1)!.session, 'vscode:v');
     // With the shared .github/hooks entry in place, that entry judges: the Claude one says nothing.
     fs.mkdirSync(path.join(workspace, '.github', 'hooks'), { recursive: true });
-    const { applyHookInstall, planHookInstall } = await import('../../src/hooks/hookInstall.js');
+    const { applyHookInstall, planHookInstall } = await import('../../src/hooks/install/hookInstall.js');
     applyHookInstall(planHookInstall({ workspaceFolder: workspace, agents: ['copilot'], remove: false }));
     const lines = auditLines().length;
     const aside = await runHook(options('claude'), { stdin: copilotInClaudeShape, env: { COPILOT_CLI: '1' }, cwd: workspace });

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { parse } from 'jsonc-parser';
-import { hookTargets, type HookTarget } from '../../src/hooks/hookEntries.js';
-import { withoutOurEntries, withOurEntries } from '../../src/hooks/hookFileEdit.js';
+import { hookTargets, type HookTarget } from '../../src/hooks/install/hookEntries.js';
+import { withoutOurEntries, withOurEntries } from '../../src/hooks/install/hookFileEdit.js';
 
 const TARGETS = hookTargets({ launcher: 'agentpolicy', timeoutSeconds: 120 });
 

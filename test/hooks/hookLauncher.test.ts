@@ -1,10 +1,10 @@
-// What a hook runs, checked before it is written (src/hooks/hookLauncher.ts): an Electron run as
+// What a hook runs, checked before it is written (src/hooks/install/hookLauncher.ts): an Electron run as
 // node is checked as the client will run it, never passing on a variable the check inherited.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { absoluteCommand, cliLauncherProblem } from '../../src/hooks/hookLauncher.js';
+import { absoluteCommand, cliLauncherProblem } from '../../src/hooks/install/hookLauncher.js';
 
 describe('hook launcher checks', () => {
   let dir: string;

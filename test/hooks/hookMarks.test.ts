@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { PROTOCOL_VERSION } from '../../src/hooks/editorBridge.js';
-import { readAskLine } from '../../src/hooks/editorAskMessage.js';
-import { runHook, type HookAsk, type HookEditor, type HookEditorAnswer } from '../../src/hooks/hookCommand.js';
-import { addHookMarks, hookMarksFile, readHookMarks } from '../../src/hooks/hookMarks.js';
-import type { HostAgent } from '../../src/hooks/hostAgents.js';
+import { PROTOCOL_VERSION } from '../../src/hooks/editor/editorBridge.js';
+import { readAskLine } from '../../src/hooks/editor/editorAskMessage.js';
+import { runHook, type HookAsk, type HookEditor, type HookEditorAnswer } from '../../src/hooks/judge/hookCommand.js';
+import { addHookMarks, hookMarksFile, readHookMarks } from '../../src/hooks/judge/hookMarks.js';
+import type { HostAgent } from '../../src/hooks/hosts/hostAgents.js';
 import { initShellParser } from '../../src/policy/shell/shellParser.js';
 import { ExternalSession } from '../../src/runtime/host/externalSession.js';
 

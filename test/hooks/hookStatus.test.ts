@@ -10,11 +10,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { hookInstallCommand } from '../../src/cli/hookInstallCommand.js';
 import { hookStatusCommand } from '../../src/cli/hookStatusCommand.js';
-import { startDecisionService } from '../../src/hooks/decisionService.js';
-import { applyHookInstall, planHookInstall } from '../../src/hooks/hookInstall.js';
-import { shellWords } from '../../src/hooks/hookLauncher.js';
-import { HOST_FAILURE, type HostHookStatus } from '../../src/hooks/hookStatus.js';
-import { HOST_AGENTS } from '../../src/hooks/hostAgents.js';
+import { startDecisionService } from '../../src/hooks/service/decisionService.js';
+import { applyHookInstall, planHookInstall } from '../../src/hooks/install/hookInstall.js';
+import { shellWords } from '../../src/hooks/install/hookLauncher.js';
+import { HOST_FAILURE, type HostHookStatus } from '../../src/hooks/setup/hookStatus.js';
+import { HOST_AGENTS } from '../../src/hooks/hosts/hostAgents.js';
 
 describe('agentpolicy hook status', () => {
   let root: string;

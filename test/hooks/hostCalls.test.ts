@@ -2,9 +2,9 @@
 // patch writes. The host inputs are the shapes seen from the real CLIs (docs/hook-hosts.md).
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { heredocPatch, patchPaths } from '../../src/hooks/applyPatch.js';
-import { HostInputError, readHostCall } from '../../src/hooks/hostCalls.js';
-import type { HostAgent } from '../../src/hooks/hostAgents.js';
+import { heredocPatch, patchPaths } from '../../src/hooks/hosts/applyPatch.js';
+import { HostInputError, readHostCall } from '../../src/hooks/hosts/hostCalls.js';
+import type { HostAgent } from '../../src/hooks/hosts/hostAgents.js';
 
 const CWD = '/work/proj';
 

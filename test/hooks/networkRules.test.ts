@@ -3,8 +3,8 @@
 // and theirs alike.
 import assert from 'node:assert/strict';
 import * as os from 'node:os';
-import { readHostCall } from '../../src/hooks/hostCalls.js';
-import type { HostAgent } from '../../src/hooks/hostAgents.js';
+import { readHostCall } from '../../src/hooks/hosts/hostCalls.js';
+import type { HostAgent } from '../../src/hooks/hosts/hostAgents.js';
 import { loadPolicyText, Policy } from '../../src/policy/policy.js';
 import { initShellParser } from '../../src/policy/shell/shellParser.js';
 

@@ -4,7 +4,7 @@
 // the hook's answer decides, so nothing here approves a tool call where the host honours the hook.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { HostAgent } from '../../src/hooks/hostAgents';
+import type { HostAgent } from '../../src/hooks/hosts/hostAgents';
 import { anthropicDialect } from './anthropicServer';
 import { chatCompletionsDialect } from './chatCompletionsServer';
 import { geminiDialect } from './geminiServer';

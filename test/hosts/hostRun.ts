@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { readServiceDiscovery } from '../../src/hooks/serviceFiles';
+import { readServiceDiscovery } from '../../src/hooks/state/serviceFiles';
 import { type HostDriver, binPath } from './hostDrivers';
 import { installHook } from './installHook';
 import { ScriptedModelServer } from './modelServer';

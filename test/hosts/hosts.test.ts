@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { startDecisionService, type DecisionService } from '../../src/hooks/decisionService';
-import { readServiceDiscovery } from '../../src/hooks/serviceFiles';
+import { startDecisionService, type DecisionService } from '../../src/hooks/service/decisionService';
+import { readServiceDiscovery } from '../../src/hooks/state/serviceFiles';
 import { binPath, HOST_DRIVERS, type HostDriver } from './hostDrivers';
 import { createHostProject, type HostProject, type HostRunResult, type HostScenario, runHost, runHostIn } from './hostRun';
 import { AGENTPOLICY_CLI } from './installHook';

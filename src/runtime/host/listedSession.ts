@@ -14,7 +14,7 @@ export interface SessionNodeInfo {
 
 /** The host agent whose hook asks, for a session that is not ours. */
 export interface ExternalHost {
-  /** Its id in `HOST_AGENTS` (src/hooks/hostAgents.ts): `claude`, `codex`, … */
+  /** Its id in `HOST_AGENTS` (src/hooks/hosts/hostAgents.ts): `claude`, `codex`, … */
   host: string;
   /** The name a person knows it by: "Claude Code". */
   hostLabel: string;

@@ -53,7 +53,7 @@ export function ownSandboxLauncher(): SandboxLauncher | { problem: string } {
  */
 export function machineSandbox(): { available: true } | { available: false; reason: string } {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require('../runtime/sandbox/sandboxProbe.js') as typeof import('../runtime/sandbox/sandboxProbe.js')).sandboxAvailability();
+  return (require('../../runtime/sandbox/sandboxProbe.js') as typeof import('../../runtime/sandbox/sandboxProbe.js')).sandboxAvailability();
 }
 
 /** Whether the person switched the rewrite off. */

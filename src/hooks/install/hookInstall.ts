@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DEFAULT_HOOK_LAUNCHER, DEFAULT_HOOK_TIMEOUT_SECONDS, hookTargets, launcherFor, type ClaudeHttpHook, type HookTarget } from './hookEntries.js';
 import { holdsOurEntries, withoutOurEntries, withOurEntries } from './hookFileEdit.js';
-import { HOST_AGENTS, type HostAgent } from './hostAgents.js';
+import { HOST_AGENTS, type HostAgent } from '../hosts/hostAgents.js';
 
 export interface HookInstallOptions {
   workspaceFolder: string;

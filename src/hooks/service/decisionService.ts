@@ -29,17 +29,17 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { initShellParser } from '../policy/shell/shellParser.js';
-import { editorFor } from './editorBridge.js';
-import { MAX_SOCKET_PATH_BYTES } from './editorDiscovery.js';
-import { blocked, runHook, type HookDeps, type HookOptions } from './hookCommand.js';
-import { findWorkspacePolicy, loadHookPolicy, type HookPolicy, type HookPolicySources } from './hookPolicy.js';
-import { HOST_AGENTS, isHostAgent, type HostAgent } from './hostAgents.js';
-import { writePrivateFile } from './privateFile.js';
+import { initShellParser } from '../../policy/shell/shellParser.js';
+import { editorFor } from '../editor/editorBridge.js';
+import { MAX_SOCKET_PATH_BYTES } from '../state/editorDiscovery.js';
+import { blocked, runHook, type HookDeps, type HookOptions } from '../judge/hookCommand.js';
+import { findWorkspacePolicy, loadHookPolicy, type HookPolicy, type HookPolicySources } from '../judge/hookPolicy.js';
+import { HOST_AGENTS, isHostAgent, type HostAgent } from '../hosts/hostAgents.js';
+import { writePrivateFile } from '../state/privateFile.js';
 import {
   discoveryFileOf, ensureServicePort, httpHookToken, readServiceDiscovery, SERVICE_PORT, SERVICE_SOCKET, serviceRuns, serviceSecret, socketAnswers, type ServiceDiscovery,
-} from './serviceFiles.js';
-import { defaultStateDir } from './stateDir.js';
+} from '../state/serviceFiles.js';
+import { defaultStateDir } from '../state/stateDir.js';
 
 /** The largest request body taken (a host's hook input is a few KiB; a file write can be large). */
 export const MAX_BODY_BYTES = 1024 * 1024;

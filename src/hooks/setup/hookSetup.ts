@@ -5,13 +5,13 @@
 // a command hook is asked for, and the hosts' files are planned as a whole, then written.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { keepOutOfGit } from './gitExclude.js';
-import { hookClientPath, hookClientScript, writeHookClient, type HookClientFallback } from './hookClient.js';
-import { absoluteCommand, cliLauncherProblem } from './hookLauncher.js';
-import { launcherFor, quoteForPosixShell, type ClaudeHttpHook } from './hookEntries.js';
-import { applyHookInstall, planHookChanges, type HookInstallPlan } from './hookInstall.js';
-import type { HostAgent } from './hostAgents.js';
-import { ensureServicePort, ensureStateFolder, httpHookToken, readHttpHookToken, readServicePort } from './serviceFiles.js';
+import { keepOutOfGit } from '../install/gitExclude.js';
+import { hookClientPath, hookClientScript, writeHookClient, type HookClientFallback } from '../install/hookClient.js';
+import { absoluteCommand, cliLauncherProblem } from '../install/hookLauncher.js';
+import { launcherFor, quoteForPosixShell, type ClaudeHttpHook } from '../install/hookEntries.js';
+import { applyHookInstall, planHookChanges, type HookInstallPlan } from '../install/hookInstall.js';
+import type { HostAgent } from '../hosts/hostAgents.js';
+import { ensureServicePort, ensureStateFolder, httpHookToken, readHttpHookToken, readServicePort } from '../state/serviceFiles.js';
 
 /** Claude Code's own settings file, which it keeps out of git: where the http hook's port and token go. */
 export const CLAUDE_LOCAL_SETTINGS = '.claude/settings.local.json';

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { SessionMarks } from '../policy/rules/flowMarks.js';
+import type { SessionMarks } from '../../policy/rules/flowMarks.js';
 
 /** The file of a host session's marks: `<state>/marks/<host>-<digest of the session id>.jsonl`. */
 export function hookMarksFile(stateDir: string, host: string, hostSession: string): string {

@@ -1,6 +1,6 @@
 // Where each host reads its project hooks and the entry `agentpolicy hook install` writes there
 // (docs/hook-hosts.md sections 2-7; the choices are explained in docs/hooks.md).
-import type { HostAgent } from './hostAgents.js';
+import type { HostAgent } from '../hosts/hostAgents.js';
 
 /** The hook timeout written when none is given, in seconds: long enough for a person to answer an ask. */
 export const DEFAULT_HOOK_TIMEOUT_SECONDS = 120;

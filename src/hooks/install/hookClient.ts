@@ -14,9 +14,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { SERVICE_SECRET, SERVICE_SOCKET } from './serviceFiles.js';
+import { SERVICE_SECRET, SERVICE_SOCKET } from '../state/serviceFiles.js';
 import { quoteForPosixShell } from './hookEntries.js';
-import { HOST_AGENTS } from './hostAgents.js';
+import { HOST_AGENTS } from '../hosts/hostAgents.js';
 
 /** How the client decides when the service does not answer. */
 export type HookClientFallback =
@@ -45,7 +45,7 @@ export function hookClientScript(fallback: HookClientFallback): string {
         `AP_WHAT="node ($AP_NODE) or the agentpolicy CLI ($AP_CLI)"`,
       ];
   return `#!/bin/sh
-# Agent Policy's hook client, written by \`agentpolicy hook install\` (src/hooks/hookClient.ts).
+# Agent Policy's hook client, written by \`agentpolicy hook install\` (src/hooks/install/hookClient.ts).
 # Do not edit: installing again writes it again. Asks the decision service, else decides in-process
 # (the line below), else blocks (exit 2). Never lets a call through without the policy's answer.
 set -u

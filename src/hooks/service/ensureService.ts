@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ensureStateFolder, serviceRuns } from './serviceFiles.js';
+import { ensureStateFolder, serviceRuns } from '../state/serviceFiles.js';
 
 /** How long a started service may take to answer (it compiles the shell parser first). */
 const START_TIMEOUT_MS = 20_000;

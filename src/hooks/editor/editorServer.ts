@@ -6,15 +6,15 @@
 // extension starts it with its core and disposes of it with the window.
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import type { SessionHost } from '../runtime/host/sessionHost.js';
+import type { SessionHost } from '../../runtime/host/sessionHost.js';
 import { readAskLine } from './editorAskMessage.js';
 import { MAX_ASK_BYTES } from './editorBridge.js';
 import {
   acceptedPolicyFile, bridgeDirectories, bridgeSupported, discoveryFile, ensurePrivateDirectory, newSocketPath, newToken, realFolder, removeDiscovery,
   sweepStale, writeDiscovery,
-} from './editorDiscovery.js';
-import { HOSTS } from './hostAgents.js';
-import { writePrivateFile } from './privateFile.js';
+} from '../state/editorDiscovery.js';
+import { HOSTS } from '../hosts/hostAgents.js';
+import { writePrivateFile } from '../state/privateFile.js';
 
 /** What the hook needs of the window besides the socket; read again by `refresh()`. */
 export interface WindowFacts {

@@ -5,19 +5,19 @@
 // fails must never let a call through (most hosts let a call through when the hook crashes).
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ToolCall } from '../policy/rules/call.js';
-import type { Remember } from '../policy/file/grantLength.js';
-import type { PolicyDecision } from '../policy/policy.js';
-import { mcpServerOf, mcpServerRefusal } from '../policy/rules/managedControls.js';
-import { auditParts, FileAuditLog, inputDigest, summarizeInput, type AuditEntry } from '../runtime/audit/audit.js';
-import { PROTECTED_FILES_HOOK, protectedFilesCheck, protectedPathsOf } from '../runtime/calls/protected.js';
-import { bridgeDirectories } from './editorDiscovery.js';
-import { HOSTS, type HostAgent } from './hostAgents.js';
+import type { ToolCall } from '../../policy/rules/call.js';
+import type { Remember } from '../../policy/file/grantLength.js';
+import type { PolicyDecision } from '../../policy/policy.js';
+import { mcpServerOf, mcpServerRefusal } from '../../policy/rules/managedControls.js';
+import { auditParts, FileAuditLog, inputDigest, summarizeInput, type AuditEntry } from '../../runtime/audit/audit.js';
+import { PROTECTED_FILES_HOOK, protectedFilesCheck, protectedPathsOf } from '../../runtime/calls/protected.js';
+import { bridgeDirectories } from '../state/editorDiscovery.js';
+import { HOSTS, type HostAgent } from '../hosts/hostAgents.js';
 import { addHookMarks, markLists, readHookMarks } from './hookMarks.js';
-import { hostAnswer, nearestSafe, type HookVerdict, type HostAnswer } from './hostAnswers.js';
-import { HostInputError, readHostCall, type HostToolCall } from './hostCalls.js';
+import { hostAnswer, nearestSafe, type HookVerdict, type HostAnswer } from '../hosts/hostAnswers.js';
+import { HostInputError, readHostCall, type HostToolCall } from '../hosts/hostCalls.js';
 import { HOOK_SANDBOX_ENV, hookSandboxSwitchedOff, machineSandbox, ownSandboxLauncher, sandboxedLine, type SandboxLauncher } from './hookSandbox.js';
-import { installedHookHosts } from './hookInstall.js';
+import { installedHookHosts } from '../install/hookInstall.js';
 import { defaultStateDir, findWorkspacePolicy, loadHookPolicy, withHeldChange, type HookPolicy, type HookPolicySources } from './hookPolicy.js';
 
 export interface HookOptions {

@@ -8,17 +8,17 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { parse } from 'jsonc-parser';
-import { readAuditLog } from '../runtime/audit/auditRead.js';
-import type { AuditEntry } from '../runtime/audit/audit.js';
-import { readServiceDiscovery } from './serviceFiles.js';
-import { findEditor, type EditorEndpoint } from './editorBridge.js';
-import { ownProcessAlive as processAlive } from '../runtime/sandbox/processState.js';
-import { DEFAULT_HOOK_LAUNCHER, DEFAULT_HOOK_TIMEOUT_SECONDS, hookTargets, quoteForPosixShell, targetOf, type HookTarget } from './hookEntries.js';
-import { fileProblem, onPath, shellWords } from './hookLauncher.js';
-import { hookSandboxSwitchedOff, machineSandbox } from './hookSandbox.js';
-import { BLOCKS_WHEN_HOOK_CANNOT_START, installedHookHosts } from './hookInstall.js';
-import { HOST_AGENTS, HOSTS, type HostAgent } from './hostAgents.js';
-import { defaultStateDir } from './stateDir.js';
+import { readAuditLog } from '../../runtime/audit/auditRead.js';
+import type { AuditEntry } from '../../runtime/audit/audit.js';
+import { readServiceDiscovery } from '../state/serviceFiles.js';
+import { findEditor, type EditorEndpoint } from '../editor/editorBridge.js';
+import { ownProcessAlive as processAlive } from '../../runtime/sandbox/processState.js';
+import { DEFAULT_HOOK_LAUNCHER, DEFAULT_HOOK_TIMEOUT_SECONDS, hookTargets, quoteForPosixShell, targetOf, type HookTarget } from '../install/hookEntries.js';
+import { fileProblem, onPath, shellWords } from '../install/hookLauncher.js';
+import { hookSandboxSwitchedOff, machineSandbox } from '../judge/hookSandbox.js';
+import { BLOCKS_WHEN_HOOK_CANNOT_START, installedHookHosts } from '../install/hookInstall.js';
+import { HOST_AGENTS, HOSTS, type HostAgent } from '../hosts/hostAgents.js';
+import { defaultStateDir } from '../state/stateDir.js';
 
 /** What a host does with the call when something fails. */
 export type FailureOutcome = 'decides' | 'blocks' | 'lets-through';

@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ownProcessAlive } from '../runtime/sandbox/processState.js';
+import { ownProcessAlive } from '../../runtime/sandbox/processState.js';
 import { writePrivateFile } from './privateFile.js';
 
 /** What the discovery file says; written by the window, checked by the hook. */

@@ -3,7 +3,7 @@
 // "What a host's tool becomes"; the hosts' own formats are in docs/hook-hosts.md.
 // Everything here comes from another program: nothing is trusted to be of the type it claims.
 import * as path from 'node:path';
-import type { ToolCall, ToolDescriptor } from '../policy/rules/call.js';
+import type { ToolCall, ToolDescriptor } from '../../policy/rules/call.js';
 import { heredocPatch, isPatch, patchPaths } from './applyPatch.js';
 import type { HostAgent } from './hostAgents.js';
 

@@ -5,12 +5,12 @@
 // question, and what it says is shown defanged.
 import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { canonicalJson } from '../policy/rules/compile.js';
-import { MARK_PATTERN } from '../policy/file/policyNames.js';
-import { isRemember, type Remember } from '../policy/file/grantLength.js';
-import type { ExternalAsk } from '../runtime/host/externalSession.js';
+import { canonicalJson } from '../../policy/rules/compile.js';
+import { MARK_PATTERN } from '../../policy/file/policyNames.js';
+import { isRemember, type Remember } from '../../policy/file/grantLength.js';
+import type { ExternalAsk } from '../../runtime/host/externalSession.js';
 import { PROTOCOL_VERSION } from './editorBridge.js';
-import { HOST_AGENTS, type HostAgent } from './hostAgents.js';
+import { HOST_AGENTS, type HostAgent } from '../hosts/hostAgents.js';
 
 /** Control characters, line breaks and bidirectional overrides: they could make a notification say something else than it seems to. */
 const HIDING_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;

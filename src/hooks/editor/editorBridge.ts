@@ -8,10 +8,10 @@
 // the window answers with one line, `{"answer":…,"by":…,"reason"?:…}`, or `{"error":…}`, and
 // closes. The hook closing first (its deadline passed, or its host stopped it) closes the ask.
 import type * as Net from 'node:net';
-import type { Remember } from '../policy/file/grantLength.js';
-import type { PartDecision, PolicyDecision } from '../policy/policy.js';
-import { bridgeDirectories, bridgeSupported, liveDiscovery, privateDirectoryProblem, readAcceptedPolicy, realFolder, type Discovery } from './editorDiscovery.js';
-import type { HostAgent } from './hostAgents.js';
+import type { Remember } from '../../policy/file/grantLength.js';
+import type { PartDecision, PolicyDecision } from '../../policy/policy.js';
+import { bridgeDirectories, bridgeSupported, liveDiscovery, privateDirectoryProblem, readAcceptedPolicy, realFolder, type Discovery } from '../state/editorDiscovery.js';
+import type { HostAgent } from '../hosts/hostAgents.js';
 
 export const PROTOCOL_VERSION = 1;
 /** The longest ask line, in bytes with its newline: an ask past it is not sent (the host's own ask is used). */

@@ -7,13 +7,13 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { LayerName } from '../policy/rules/compile.js';
-import { HeldPolicy } from '../policy/editing/heldPolicy.js';
-import { nextLayerState, Policy, loadPolicyText, type LayerState, type PolicyLayer } from '../policy/policy.js';
-import type { Span } from '../policy/file/jsoncFast.js';
-import type { PolicyFile } from '../policy/file/schema.js';
-import { writePrivateFile } from './privateFile.js';
-import { defaultStateDir } from './stateDir.js';
+import type { LayerName } from '../../policy/rules/compile.js';
+import { HeldPolicy } from '../../policy/editing/heldPolicy.js';
+import { nextLayerState, Policy, loadPolicyText, type LayerState, type PolicyLayer } from '../../policy/policy.js';
+import type { Span } from '../../policy/file/jsoncFast.js';
+import type { PolicyFile } from '../../policy/file/schema.js';
+import { writePrivateFile } from '../state/privateFile.js';
+import { defaultStateDir } from '../state/stateDir.js';
 
 export const WORKSPACE_POLICY = '.agentpolicy.jsonc';
 

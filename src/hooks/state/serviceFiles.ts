@@ -6,7 +6,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { ownProcessAlive } from '../runtime/sandbox/processState.js';
+import { ownProcessAlive } from '../../runtime/sandbox/processState.js';
 import { privateDirectoryProblem } from './editorDiscovery.js';
 import { writePrivateFile } from './privateFile.js';
 
