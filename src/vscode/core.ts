@@ -9,28 +9,28 @@ import { initShellParser } from '../policy/shell/shellParser.js';
 import { FileAuditLog } from '../runtime/audit/audit.js';
 import { describeSandbox, sandboxAvailabilityLater } from '../runtime/sandbox/sandboxProbe.js';
 import { SessionHost } from '../runtime/host/sessionHost.js';
-import { MCP_CONSENT_KEY } from './apiKeys.js';
-import { CallbacksTree } from './callbacksTree.js';
-import type { CallbacksView } from './callbacksView.js';
-import { registerChatModels } from './chatModels.js';
-import { registerChatParticipant } from './chatParticipant.js';
-import { openChatStarter } from './chatStarter.js';
-import { sessionCommands } from './commands.js';
+import { MCP_CONSENT_KEY } from './models/apiKeys.js';
+import { CallbacksTree } from './asks/callbacksTree.js';
+import type { CallbacksView } from './asks/callbacksView.js';
+import { registerChatModels } from './models/chatModels.js';
+import { registerChatParticipant } from './chat/chatParticipant.js';
+import { openChatStarter } from './chat/chatStarter.js';
+import { sessionCommands } from './sessions/commands.js';
 import { installedHookHosts } from '../hooks/install/hookInstall.js';
-import { startDecisionServiceHost } from './decisionServiceHost.js';
-import { startHookAsks } from './hookAsks.js';
-import type { CoreCommands } from './lazyCommands.js';
-import type { Log } from './log.js';
-import { Notifications } from './notifications.js';
-import { EXPLAIN_SCHEME, Explanations, policyCommands, RuleCounts } from './policyCommands.js';
-import { HELD_RESULT_SCHEME, HeldResults } from './resultReview.js';
-import { PolicyDiagnostics } from './policyDiagnostics.js';
-import { PolicyQuickFixes } from './policyEditing.js';
-import { PolicyService } from './policyService.js';
-import { PolicyStatus } from './policyStatus.js';
-import type { SessionDeps } from './sessionDeps.js';
-import type { StatusBar } from './statusBar.js';
-import { Transcripts } from './transcripts.js';
+import { startDecisionServiceHost } from './hosts/decisionServiceHost.js';
+import { startHookAsks } from './hosts/hookAsks.js';
+import type { CoreCommands } from './basics/coreCommands.js';
+import type { Log } from './basics/log.js';
+import { Notifications } from './asks/notifications.js';
+import { EXPLAIN_SCHEME, Explanations, policyCommands, RuleCounts } from './policy/policyCommands.js';
+import { HELD_RESULT_SCHEME, HeldResults } from './asks/resultReview.js';
+import { PolicyDiagnostics } from './policy/policyDiagnostics.js';
+import { PolicyQuickFixes } from './policy/policyEditing.js';
+import { PolicyService } from './policy/policyService.js';
+import { PolicyStatus } from './policy/policyStatus.js';
+import type { SessionDeps } from './sessions/sessionDeps.js';
+import type { StatusBar } from './asks/statusBar.js';
+import { Transcripts } from './sessions/transcripts.js';
 
 /** The policy files the editor features apply to (the managed and user files get diagnostics by name). */
 const POLICY_SELECTOR: vscode.DocumentSelector = [{ scheme: 'file', pattern: '**/*.agentpolicy.jsonc' }, { scheme: 'file', pattern: '**/.agentpolicy.jsonc' }];
@@ -95,7 +95,7 @@ export function startCore(shell: Shell): Core {
   const ready = (): Promise<void> => (shellReady ??= initShellParser({ wasmDir: path.join(context.extensionPath, 'dist') }));
   // Dynamic imports: esbuild evaluates these modules (the openai client, the MCP SDK) on first use, not when the core loads.
   let deps: Promise<SessionDeps> | undefined;
-  const sessionDeps = (): Promise<SessionDeps> => (deps ??= import('./sessionDeps.js').then((m) => m.createSessionDeps(context, log, workspaceFolder)));
+  const sessionDeps = (): Promise<SessionDeps> => (deps ??= import('./sessions/sessionDeps.js').then((m) => m.createSessionDeps(context, log, workspaceFolder)));
   context.subscriptions.push(
     policy,
     tree,
@@ -118,11 +118,11 @@ export function startCore(shell: Shell): Core {
   // Hooks of other agents set up here that can no longer start (an update moved the CLI they fall
   // back to, a client deleted) are said once the window has settled, with a button to fix them.
   if (installedHookHosts(workspaceFolder).length > 0) {
-    const timer = setTimeout(() => void import('./governAgents.js').then((m) => m.warnOfHooks(workspaceFolder, context.extensionPath, log)), HOOK_CHECK_DELAY_MS);
+    const timer = setTimeout(() => void import('./hosts/governAgents.js').then((m) => m.warnOfHooks(workspaceFolder, context.extensionPath, log)), HOOK_CHECK_DELAY_MS);
     context.subscriptions.push({ dispose: () => clearTimeout(timer) });
   }
   // An update moved the CLI the `agentpolicy` command (docs/cli.md) runs: it runs this one.
-  const shimTimer = setTimeout(() => void import('./commandInPath.js').then((m) => m.refreshCommandInPath(context.extensionPath, log)), HOOK_CHECK_DELAY_MS);
+  const shimTimer = setTimeout(() => void import('./hosts/commandInPath.js').then((m) => m.refreshCommandInPath(context.extensionPath, log)), HOOK_CHECK_DELAY_MS);
   context.subscriptions.push({ dispose: () => clearTimeout(shimTimer) });
   if (host.interrupted.length > 0) {
     log.warn(`${host.interrupted.length} session(s) were interrupted by a reload or crash; see the Open Callbacks view`);
@@ -141,11 +141,11 @@ export function startCore(shell: Shell): Core {
   const commands: CoreCommands = {
     ...sessionCommands(commandContext),
     ...policyCommands({ host, policy, log, extensionPath: context.extensionPath, explanations, ready }),
-    setApiKey: async () => (await import('./models.js')).setApiKey(context.secrets),
-    selectLanguageModel: async () => (await import('./models.js')).selectLanguageModel(),
-    governOtherAgents: async () => (await import('./governAgents.js')).governOtherAgents(workspaceFolder, context.extensionPath, log),
-    installCommandInPath: async () => (await import('./commandInPath.js')).installCommandInPath(context.extensionPath, log),
-    uninstallCommandFromPath: async () => (await import('./commandInPath.js')).uninstallCommandFromPath(log),
+    setApiKey: async () => (await import('./models/models.js')).setApiKey(context.secrets),
+    selectLanguageModel: async () => (await import('./models/models.js')).selectLanguageModel(),
+    governOtherAgents: async () => (await import('./hosts/governAgents.js')).governOtherAgents(workspaceFolder, context.extensionPath, log),
+    installCommandInPath: async () => (await import('./hosts/commandInPath.js')).installCommandInPath(context.extensionPath, log),
+    uninstallCommandFromPath: async () => (await import('./hosts/commandInPath.js')).uninstallCommandFromPath(log),
     forgetMcpServerApprovals: async () => {
       const allowed = context.workspaceState.get<string[]>(MCP_CONSENT_KEY, []);
       await context.workspaceState.update(MCP_CONSENT_KEY, undefined);

@@ -5,11 +5,11 @@
 // after; commands wait for it. Nothing here may import the engine or the runtime
 // (test/vscode/extensionBundle.test.ts reads what the bundle holds).
 import * as vscode from 'vscode';
-import { CallbacksView } from './callbacksView.js';
+import { CallbacksView } from './asks/callbacksView.js';
 import type { AgentPolicyApi, Core } from './core.js';
 import { registerCommands } from './lazyCommands.js';
-import { Log } from './log.js';
-import { StatusBar } from './statusBar.js';
+import { Log } from './basics/log.js';
+import { StatusBar } from './asks/statusBar.js';
 import { openWalkthroughOnFirstActivation } from './walkthrough.js';
 
 // Set by the bundle's first and last lines (esbuild.mjs); absent when run from source.

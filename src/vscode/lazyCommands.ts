@@ -2,21 +2,10 @@
 // is loaded: each waits for the core and then runs there. Showing the log, the view and the
 // walkthrough need no core.
 import * as vscode from 'vscode';
-import { VIEW_ID } from './callbacksView.js';
-import type { Log } from './log.js';
+import { VIEW_ID } from './asks/callbacksView.js';
+import type { CoreCommandName, CoreCommands } from './basics/coreCommands.js';
+import type { Log } from './basics/log.js';
 import { openWalkthrough } from './walkthrough.js';
-
-/** The commands the core runs, by the name its handler has there. */
-export type CoreCommandName =
-  | 'startSession' | 'answerPending' | 'signIn' | 'respond' | 'showTranscript' | 'cancelSession'
-  | 'allow' | 'allowForSession' | 'allowForAWhile' | 'moreAnswers' | 'deny' | 'dismissInterrupted' | 'revokeGrant'
-  | 'passResult' | 'withholdResult' | 'showResult'
-  | 'openPolicy' | 'explain' | 'allowAndAddRule' | 'acceptPolicyChange' | 'showPolicyChange'
-  | 'setApiKey' | 'selectLanguageModel' | 'forgetMcpServerApprovals' | 'governOtherAgents'
-  | 'installCommandInPath' | 'uninstallCommandFromPath';
-
-/** A handler takes the arguments as VS Code passes them: a tree node, a callback or session id, or nothing. */
-export type CoreCommands = Record<CoreCommandName, (...args: unknown[]) => unknown>;
 
 export function registerCommands(log: Log, core: () => Promise<CoreCommands>): vscode.Disposable[] {
   const later = (name: CoreCommandName) => async (...args: unknown[]): Promise<unknown> => (await core())[name](...args);

@@ -16,7 +16,7 @@ import { AllowApproval, DenyApproval, SdkError, type OpenApproval } from '../../
 import { FileAuditLog, type AuditEntry } from '../../src/runtime/audit/audit.js';
 import { readAuditLog } from '../../src/runtime/audit/auditRead.js';
 import { SessionHost } from '../../src/runtime/host/sessionHost.js';
-import { askMessage, describeAsker } from '../../src/vscode/describe.js';
+import { askMessage, describeAsker } from '../../src/vscode/basics/describe.js';
 
 const CHILD = path.join(__dirname, 'askEditorChild.ts');
 

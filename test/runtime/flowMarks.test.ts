@@ -19,7 +19,7 @@ import type { Session } from '../../src/runtime/session.js';
 import { tool } from '../../src/runtime/tools/tools.js';
 import { HostedSession } from '../../src/runtime/host/sessionHost.js';
 import { describeEvent } from '../../src/runtime/host/transcript.js';
-import { askMessage } from '../../src/vscode/describe.js';
+import { askMessage } from '../../src/vscode/basics/describe.js';
 
 let ws: string;
 const sessions: Session[] = [];

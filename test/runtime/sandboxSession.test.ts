@@ -21,7 +21,7 @@ import { ScriptedModel } from '../../src/runtime/model/scripted.js';
 import type { Session } from '../../src/runtime/session.js';
 import { describeEvent } from '../../src/runtime/host/transcript.js';
 import type { HostedSession } from '../../src/runtime/host/sessionHost.js';
-import { askMessage, explainSandbox } from '../../src/vscode/describe.js';
+import { askMessage, explainSandbox } from '../../src/vscode/basics/describe.js';
 import { startReplyServer, type ReplyServer } from './replyServer.js';
 
 const probe = probeSandbox();

@@ -10,8 +10,8 @@ import type { RuntimeEvent } from '../../src/runtime/tree/events.js';
 import { ScriptedModel } from '../../src/runtime/model/scripted.js';
 import { SessionHost } from '../../src/runtime/host/sessionHost.js';
 import { noteTool, until } from '../runtime/hostHelpers.js';
-import { chatAnswerArg, isChatAnswerArg, isNotificationAnswerArg, notificationAnswerLink } from '../../src/vscode/chatApprovals.js';
-import { chatParts, type ChatStreamContext } from '../../src/vscode/chatStream.js';
+import { chatAnswerArg, isChatAnswerArg, isNotificationAnswerArg, notificationAnswerLink } from '../../src/vscode/asks/chatApprovals.js';
+import { chatParts, type ChatStreamContext } from '../../src/vscode/chat/chatStream.js';
 
 describe('chat approvals', () => {
   let dir: string;

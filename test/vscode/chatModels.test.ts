@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { lmRequestOf, parseLmReference } from '../../src/vscode/lmMessages.js';
-import { CHAT_VENDOR, chatModelReferenceOf, chatModelsOffered, openaiCompatibleModelsIn, SCRIPTED_CHAT_MODEL } from '../../src/vscode/chatModelCatalog.js';
-import { responsePartsOf, runtimeRequestOf, type ProviderMessage } from '../../src/vscode/chatModelMessages.js';
-import { scriptedChatAnswer } from '../../src/vscode/scriptedChatModel.js';
+import { lmRequestOf, parseLmReference } from '../../src/vscode/models/lmMessages.js';
+import { CHAT_VENDOR, chatModelReferenceOf, chatModelsOffered, openaiCompatibleModelsIn, SCRIPTED_CHAT_MODEL } from '../../src/vscode/models/chatModelCatalog.js';
+import { responsePartsOf, runtimeRequestOf, type ProviderMessage } from '../../src/vscode/models/chatModelMessages.js';
+import { scriptedChatAnswer } from '../../src/vscode/models/scriptedChatModel.js';
 import type { Message, ModelToolSpec } from '../../src/runtime/model/model.js';
 
 const signal = new AbortController().signal;

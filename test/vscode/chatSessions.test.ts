@@ -1,6 +1,6 @@
 // Which session a chat message goes to, from the conversation's history; the followups.
 import assert from 'node:assert/strict';
-import { followupsFor, keptCall, latestMetadata, MAX_KEPT_INPUT, metadataOf, planRequest, type PlanInput, type SessionState } from '../../src/vscode/chatSessions.js';
+import { followupsFor, keptCall, latestMetadata, MAX_KEPT_INPUT, metadataOf, planRequest, type PlanInput, type SessionState } from '../../src/vscode/chat/chatSessions.js';
 
 const response = (metadata: unknown) => ({ participant: 'agentPolicy.agents', response: [], result: { metadata } });
 const request = (prompt: string) => ({ prompt, participant: 'agentPolicy.agents', references: [] });

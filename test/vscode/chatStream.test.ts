@@ -8,9 +8,9 @@ import fc from 'fast-check';
 import { OpenApproval, OpenElicitation, OpenSignIn } from '../../src/runtime/tree/answers.js';
 import type { RuntimeEvent } from '../../src/runtime/tree/events.js';
 import type { AnswerSurface } from '../../src/runtime/host/sessionHost.js';
-import type { Choice } from '../../src/vscode/answering.js';
-import { isChatAnswerArg } from '../../src/vscode/chatApprovals.js';
-import { CHAT_TEXTS, chatParts, codeSpan, escapeMarkdown, type ChatPart, type ChatStreamContext } from '../../src/vscode/chatStream.js';
+import type { Choice } from '../../src/vscode/asks/answering.js';
+import { isChatAnswerArg } from '../../src/vscode/asks/chatApprovals.js';
+import { CHAT_TEXTS, chatParts, codeSpan, escapeMarkdown, type ChatPart, type ChatStreamContext } from '../../src/vscode/chat/chatStream.js';
 
 const via = new Map<string, AnswerSurface>();
 const ctx: ChatStreamContext = {

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import * as l10n from '@vscode/l10n';
 import { OpenApproval, OpenElicitation } from '../../src/runtime/tree/answers.js';
 import type { HostedSession } from '../../src/runtime/host/sessionHost.js';
-import { askMessage, defang, grantRow } from '../../src/vscode/describe.js';
+import { askMessage, defang, grantRow } from '../../src/vscode/basics/describe.js';
 
 const hosted = { pathOf: () => [{ agent: 'main' }] } as unknown as HostedSession;
 const LINK = /\[[^\]]*\]\((https?|command):/;

@@ -2,8 +2,8 @@
 // texts) and where API keys are kept, in plain Node: neither module imports `vscode`.
 import assert from 'node:assert/strict';
 import { ModelError, type Message, type ModelToolSpec } from '../../src/runtime/model/model.js';
-import { API_KEY_SECRET_PREFIX, originOf, resolveBaseUrl, secretKeyFor } from '../../src/vscode/apiKeys.js';
-import { lmErrorMessage, lmReferenceOf, lmRequestOf, noModelMessage, parseLmReference } from '../../src/vscode/lmMessages.js';
+import { API_KEY_SECRET_PREFIX, originOf, resolveBaseUrl, secretKeyFor } from '../../src/vscode/models/apiKeys.js';
+import { lmErrorMessage, lmReferenceOf, lmRequestOf, noModelMessage, parseLmReference } from '../../src/vscode/models/lmMessages.js';
 
 const DEFAULT = 'https://api.openai.com/v1';
 

@@ -44,7 +44,10 @@ const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'ut
     walkthroughs: Array<{ id: string; title: string; description: string; steps: WalkthroughStep[] }>;
   };
 };
-const vscodeSources = () => fs.readdirSync(path.join(root, 'src', 'vscode')).map((f) => fs.readFileSync(path.join(root, 'src', 'vscode', f), 'utf8')).join('\n');
+/** Every source file of src/vscode and its rooms. */
+const vscodeFiles = (): string[] => (fs.readdirSync(path.join(root, 'src', 'vscode'), { recursive: true, withFileTypes: true }) as fs.Dirent[])
+  .filter((e) => e.isFile() && e.name.endsWith('.ts')).map((e) => path.join(e.parentPath, e.name));
+const vscodeSources = () => vscodeFiles().map((f) => fs.readFileSync(f, 'utf8')).join('\n');
 
 /** A manifest string as VS Code shows it, `%key%` looked up in package.nls.json, which must have it. */
 function localized(value: string): string {
@@ -58,10 +61,9 @@ function localized(value: string): string {
 const WORKBENCH_COMMANDS = new Set(['workbench.action.chat.open']);
 /** Context keys the walkthrough waits for that are set outside src/vscode's setContext calls. */
 function registeredCommands(): Set<string> {
-  const dir = path.join(root, 'src', 'vscode');
   const ids = new Set<string>();
-  for (const file of fs.readdirSync(dir)) {
-    const text = fs.readFileSync(path.join(dir, file), 'utf8');
+  for (const file of vscodeFiles()) {
+    const text = fs.readFileSync(file, 'utf8');
     for (const m of text.matchAll(/registerCommand\(\s*'([^']+)'/g)) ids.add(m[1]!);
   }
   return ids;

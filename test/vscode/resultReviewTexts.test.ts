@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { OpenResultReview } from '../../src/runtime/tree/answers.js';
 import { resultDigest, RESULT_PREVIEW_CHARS } from '../../src/runtime/calls/resultReview.js';
 import type { HostedSession } from '../../src/runtime/host/sessionHost.js';
-import { askMessage, callbackKind, callbackLabel, callbackSummary } from '../../src/vscode/describe.js';
+import { askMessage, callbackKind, callbackLabel, callbackSummary } from '../../src/vscode/basics/describe.js';
 
 const hosted = { pathOf: () => [{ agent: 'main' }] } as unknown as HostedSession;
 

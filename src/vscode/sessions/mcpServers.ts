@@ -1,0 +1,102 @@
+// The workspace's MCP servers (.vscode/mcp.json) as tool sources for the sessions this window
+// starts. Starting a server runs a command (or calls a URL) the workspace chose, which no policy
+// rule judges: it needs a trusted workspace and a person's yes, asked again when its
+// configuration changes. The values of a server's `${input:…}` variables are kept in
+// SecretStorage per workspace, server and destination, so a token typed for one server is never
+// handed to another (or to the same name pointed elsewhere).
+import * as vscode from 'vscode';
+import { loadMcpConfig, type McpInputs, type McpServerConfig } from '../../mcp/mcpConfig.js';
+import { describeServerLaunch, serverFingerprint } from '../../mcp/mcpServerLaunch.js';
+import { mcpToolSources, type McpToolSource } from '../../mcp/mcpToolSource.js';
+import { MCP_CONSENT_KEY } from '../models/apiKeys.js';
+import type { Log } from '../basics/log.js';
+
+
+export class WorkspaceMcpServers {
+  /** The sources made for the latest session start, to find a server's inputs at sign-in. */
+  private latest: McpToolSource[] = [];
+
+  constructor(
+    private readonly workspaceFolder: string,
+    private readonly secrets: vscode.SecretStorage,
+    private readonly workspaceState: vscode.Memento,
+    private readonly log: Log,
+  ) {}
+
+  /** One key per workspace, server, destination and input. */
+  private secretKey(server: McpServerConfig, inputId: string): string {
+    return `agentPolicy.mcpInput:${this.workspaceFolder}:${server.name}:${destinationOf(server)}:${inputId}`;
+  }
+
+  private inputsFor(server: McpServerConfig): McpInputs {
+    return { get: (id) => Promise.resolve(this.secrets.get(this.secretKey(server, id))) };
+  }
+
+  /** Reads mcp.json afresh (servers start only when an agent that names them runs, and only once allowed). */
+  async sources(): Promise<McpToolSource[]> {
+    const config = await loadMcpConfig(this.workspaceFolder);
+    for (const d of config.diagnostics) this.log.warn(`${config.file}: ${d.message}`);
+    this.latest = mcpToolSources(config, (server) => ({
+      workspaceFolder: this.workspaceFolder,
+      inputs: this.inputsFor(server),
+      clientInfo: { name: 'agent-policy-vscode', version: '0.1.0' },
+      log: (line) => this.log.info(line),
+      confirmStart: (s) => this.confirmStart(s),
+    }));
+    return this.latest;
+  }
+
+  /** Asks once per configuration (as written) whether the server may start; untrusted workspaces never start one. */
+  private async confirmStart(server: McpServerConfig): Promise<boolean> {
+    const launch = describeServerLaunch(server);
+    if (!vscode.workspace.isTrusted) {
+      this.log.warn(`the MCP server ${server.name} was not started: the workspace is not trusted (${launch})`);
+      return false;
+    }
+    const fingerprint = serverFingerprint(server);
+    const allowed = this.workspaceState.get<string[]>(MCP_CONSENT_KEY, []);
+    if (allowed.includes(fingerprint)) return true;
+    const start = vscode.l10n.t('Start Server');
+    const how = server.type === 'stdio' ? vscode.l10n.t('It runs: {0}', launch) : vscode.l10n.t('It connects to: {0}', launch);
+    const picked = await vscode.window.showWarningMessage(
+      vscode.l10n.t('Agent Policy: start the MCP server "{0}" from {1}?', server.name, '.vscode/mcp.json'),
+      { modal: true, detail: `${how}\n\n${vscode.l10n.t("The agent's calls to its tools are judged by the policy; starting it is not. You are asked again if its configuration changes.")}` },
+      start,
+    );
+    if (picked !== start) {
+      this.log.warn(`the MCP server ${server.name} was not started: the person did not allow it`);
+      return false;
+    }
+    await this.workspaceState.update(MCP_CONSENT_KEY, [...allowed, fingerprint]);
+    return true;
+  }
+
+  /**
+   * Signs in to a server by asking for the inputs its configuration uses (tokens and the like),
+   * naming where they go, and storing them. False when the person escaped: nothing is stored then.
+   */
+  async signIn(sourceId: string): Promise<boolean> {
+    const source = this.latest.find((s) => s.id === sourceId);
+    if (!source) return true;
+    const values: Array<[string, string]> = [];
+    for (const input of source.inputs) {
+      const value = await vscode.window.showInputBox({
+        title: vscode.l10n.t('Agent Policy: sign in to the MCP server {0}', source.name),
+        prompt: vscode.l10n.t('{0} — sent only to {1}', input.description, destinationOf(source.server)),
+        // Always masked: whether an input is secret is the workspace's word.
+        password: true,
+        ignoreFocusOut: true,
+      });
+      if (value === undefined) return false;
+      values.push([input.id, value]);
+    }
+    for (const [id, value] of values) await this.secrets.store(this.secretKey(source.server, id), value);
+    this.log.info(`stored ${values.length} input(s) for the MCP server ${source.name}`);
+    return true;
+  }
+}
+
+/** Where a server's inputs go: its URL, or the command it runs (as written, variables unresolved). */
+function destinationOf(server: McpServerConfig): string {
+  return server.type === 'stdio' ? [server.command, ...server.args].join(' ') : server.url;
+}
