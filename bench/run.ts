@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { initShellParser } from '../src/policy/shell/shellParser.js';
 import { benchPolicy, type PolicyKind } from './policyBench.js';
+import { commandReachBench } from './commandReachBench.js';
 import { hookBench } from './hookBench.js';
 import { mcpBench } from './mcpBench.js';
 import { runtimeBench } from './runtimeBench.js';
@@ -53,6 +54,10 @@ async function main(): Promise<void> {
           breakdown: kind === 'matchers',
         }));
       }
+    }
+    if (wanted('policy')) {
+      process.stderr.write('benchmarking what commands reach...\n');
+      rows.push(...commandReachBench(workspaceFolder));
     }
     if (wanted('runtime')) {
       process.stderr.write('benchmarking the runtime...\n');

@@ -89,6 +89,21 @@ describe('agentpolicy hook: judging a host\'s call', function () {
     assert.equal((lines[2]!.parts as unknown[]).length, 2);
   });
 
+  it('judges what another host\'s command reaches by the same table: files it names, reads under a folder, scripts it runs', async () => {
+    fs.mkdirSync(path.join(workspace, 'secrets'));
+    fs.writeFileSync(path.join(workspace, 'secrets', 'token'), 'x\n');
+    fs.writeFileSync(path.join(workspace, 'package.json'), JSON.stringify({ scripts: { leak: 'rm -rf secrets' } }));
+    const claude = async (command: string) => claudeDecision((await hook('claude', claudeInput('Bash', { command }))).stdout);
+    // `echo` is allowed by its first word; what it reads or writes is judged by the paths rules.
+    assert.equal(await claude('echo x > secrets/token'), 'deny');
+    assert.equal(await claude('touch secrets/new'), 'deny');
+    assert.equal(await claude('cd secrets && touch token'), 'deny');
+    assert.equal(await claude('touch secre?s/token'), 'deny');
+    // A package script runs a command the deny on rm takes.
+    fs.writeFileSync(path.join(workspace, '.agentpolicy.jsonc'), POLICY.replace('"touch *", "echo *"', '"touch *", "echo *", "npm *"'));
+    assert.equal(await claude('npm run leak'), 'deny');
+  });
+
   it('gives Codex silence for allow and a deny with a reason for ask (it runs anything else)', async () => {
     const codex = (command: string) => hook('codex', claudeInput('Bash', { command }));
     assert.equal((await codex('touch a')).stdout, '');
