@@ -44,12 +44,13 @@ export function tightenByCommandReach(decision: PolicyDecision, commands: readon
   // What recursive programs reach under a folder: many entries, so only those some rule on paths
   // that denies or asks may take (or links, which point elsewhere) are judged one by one.
   if (files.under.length > 0) {
-    const guards = judge.rules().filter((r) => r.paths !== undefined && r.decision !== 'allow');
+    const guarding = (tool: FileTool): CompiledRule[] => judge.rules().filter((r) => r.paths !== undefined && r.decision !== 'allow' && (r.tools === undefined || r.tools.test(tool.id)));
+    const guards = { read: guarding(READ_TOOL), write: guarding(WRITE_TOOL) };
     const workspace = realFolder(judge.workspace);
     for (const entry of files.under) {
       const relative = path.relative(workspace, entry.file);
       const resolved = { absolute: entry.file, relative: relative.startsWith('..') || path.isAbsolute(relative) ? null : relative.split(path.sep).join('/') };
-      if (entry.link || guards.some((r) => pathMatches(r.paths!, resolved))) named.push({ file: entry.file, tool: entry.writes ? WRITE_TOOL : READ_TOOL, verb: entry.writes ? 'removes or changes' : 'reads' });
+      if (entry.link || guards[entry.writes ? 'write' : 'read'].some((r) => pathMatches(r.paths!, resolved))) named.push({ file: entry.file, tool: entry.writes ? WRITE_TOOL : READ_TOOL, verb: entry.writes ? 'removes or changes' : 'reads' });
     }
   }
   let asked: PolicyDecision | undefined;
