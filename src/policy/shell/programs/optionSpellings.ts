@@ -23,6 +23,10 @@ interface SubcommandOptions {
   takesValue: readonly string[];
   /** A refspec `+x` forces, `:x` deletes (git push). */
   refspecs?: boolean;
+  /** Short options whose value, if any, is only attached: the rest of their cluster (`sed -i.bak`). */
+  attachedValue?: string;
+  /** The first word may be a cluster without a dash (`tar xzf a.tgz`). */
+  bareCluster?: boolean;
 }
 
 const same = (...names: string[]): Record<string, readonly string[]> => Object.fromEntries(names.map((n) => [n, [n]]));
@@ -62,7 +66,10 @@ const GIT: Record<string, SubcommandOptions> = {
   },
 };
 
-/** Programs without sub-commands whose destructive options people deny (GNU's option parsing: options anywhere before `--`). */
+/**
+ * Programs without sub-commands whose options people ask about or deny (GNU's option parsing:
+ * options anywhere before `--`): `rm -rf`, `chmod -R`, `sed -i`, `tar -x`, `sort -o`.
+ */
 const PROGRAMS: Record<string, SubcommandOptions> = {
   rm: {
     shorts: { f: ['force'], r: ['recursive'], R: ['recursive'], d: ['dir'], i: ['interactive'], I: ['interactive'], v: ['verbose'] },
@@ -73,6 +80,34 @@ const PROGRAMS: Record<string, SubcommandOptions> = {
     shorts: { R: ['recursive'], v: ['verbose'], c: ['changes'], f: ['silent'] },
     longs: { ...same('recursive', 'verbose', 'changes', 'silent', 'quiet', 'reference', 'no-preserve-root', 'preserve-root') },
     takesValue: [],
+  },
+  sed: {
+    shorts: { i: ['in-place'], n: ['quiet'], e: ['expression'], f: ['file'], E: ['regexp-extended'], r: ['regexp-extended'], s: ['separate'], u: ['unbuffered'], z: ['null-data'], l: ['line-length'] },
+    longs: { ...same('in-place', 'quiet', 'expression', 'file', 'regexp-extended', 'separate', 'unbuffered', 'null-data', 'line-length', 'posix', 'debug', 'sandbox', 'follow-symlinks', 'help', 'version'), silent: ['quiet'] },
+    takesValue: ['e', 'expression', 'f', 'file', 'l', 'line-length'],
+    attachedValue: 'i',
+  },
+  tar: {
+    shorts: {
+      x: ['extract'], c: ['create'], t: ['list'], r: ['append'], u: ['update'], A: ['catenate'], d: ['diff'], f: ['file'], z: ['gzip'], j: ['bzip2'], J: ['xz'],
+      v: ['verbose'], C: ['directory'], p: ['preserve-permissions'], k: ['keep-old-files'], O: ['to-stdout'], P: ['absolute-names'], h: ['dereference'],
+      T: ['files-from'], X: ['exclude-from'], I: ['use-compress-program'], a: ['auto-compress'], m: ['touch'], W: ['verify'], b: ['blocking-factor'], H: ['format'], N: ['newer'], g: ['listed-incremental'],
+    },
+    longs: {
+      ...same('extract', 'create', 'list', 'append', 'update', 'catenate', 'diff', 'delete', 'file', 'gzip', 'bzip2', 'xz', 'zstd', 'verbose', 'directory', 'to-command',
+        'checkpoint-action', 'checkpoint', 'use-compress-program', 'absolute-names', 'overwrite', 'keep-old-files', 'files-from', 'exclude-from', 'exclude', 'transform',
+        'owner', 'group', 'mode', 'mtime', 'newer', 'format', 'blocking-factor', 'strip-components', 'to-stdout', 'preserve-permissions', 'dereference', 'auto-compress',
+        'touch', 'verify', 'listed-incremental', 'info-script', 'new-volume-script', 'rsh-command', 'rmt-command', 'index-file', 'warning', 'wildcards', 'recursion', 'remove-files'),
+      get: ['extract'], concatenate: ['catenate'], compare: ['diff'], gunzip: ['gzip'], ungzip: ['gzip'], 'compress-program': ['use-compress-program'], xform: ['transform'],
+    },
+    takesValue: ['f', 'file', 'C', 'directory', 'T', 'files-from', 'X', 'exclude-from', 'I', 'use-compress-program', 'b', 'blocking-factor', 'H', 'format', 'N', 'newer', 'g', 'listed-incremental',
+      'to-command', 'checkpoint-action', 'exclude', 'transform', 'owner', 'group', 'mode', 'mtime', 'strip-components', 'info-script', 'new-volume-script', 'rsh-command', 'rmt-command', 'index-file', 'warning'],
+    bareCluster: true,
+  },
+  sort: {
+    shorts: { o: ['output'], r: ['reverse'], n: ['numeric-sort'], u: ['unique'], k: ['key'], t: ['field-separator'], S: ['buffer-size'], T: ['temporary-directory'], b: ['ignore-leading-blanks'], f: ['ignore-case'], h: ['human-numeric-sort'], m: ['merge'], s: ['stable'], z: ['zero-terminated'], V: ['version-sort'], c: ['check'], C: ['check'], M: ['month-sort'], g: ['general-numeric-sort'], R: ['random-sort'], d: ['dictionary-order'], i: ['ignore-nonprinting'] },
+    longs: { ...same('output', 'reverse', 'numeric-sort', 'unique', 'key', 'field-separator', 'buffer-size', 'temporary-directory', 'ignore-leading-blanks', 'ignore-case', 'human-numeric-sort', 'merge', 'stable', 'zero-terminated', 'version-sort', 'check', 'month-sort', 'general-numeric-sort', 'random-sort', 'dictionary-order', 'ignore-nonprinting', 'files0-from', 'compress-program', 'parallel', 'batch-size', 'random-source', 'sort', 'debug') },
+    takesValue: ['o', 'output', 'k', 'key', 't', 'field-separator', 'S', 'buffer-size', 'T', 'temporary-directory', 'files0-from', 'compress-program', 'parallel', 'batch-size', 'random-source', 'sort'],
   },
 };
 
@@ -103,7 +138,8 @@ function readWith(spec: SubcommandOptions, head: string[], words: readonly strin
   const longs = Object.keys(spec.longs);
   let operands = false;
   for (let i = at + 1; i < words.length; i++) {
-    const w = words[i]!;
+    // tar's old style: the first word is a cluster without its dash (`tar xzf a.tgz`).
+    const w = spec.bareCluster === true && i === at + 1 && /^[A-Za-z]+$/.test(words[i]!) ? `-${words[i]!}` : words[i]!;
     if (operands || !w.startsWith('-') || w === '-') {
       if (w === '*') {
         reading.positional.push(w);
@@ -125,14 +161,16 @@ function readWith(spec: SubcommandOptions, head: string[], words: readonly strin
       const name = longOption(w, longs);
       // An option the table does not know is its own name.
       add(name === undefined ? [bare] : spec.longs[name]);
-      if (name !== undefined && spec.takesValue.includes(name) && !w.includes('=')) i++;
+      // A pattern's final `*` is never an option's value: it stands for the rest of the words.
+      if (name !== undefined && spec.takesValue.includes(name) && !w.includes('=') && words[i + 1] !== '*') i++;
       continue;
     }
     for (let j = 1; j < w.length; j++) {
       const ch = w[j]!;
       add(spec.shorts[ch] ?? [`-${ch}`]);
+      if (spec.attachedValue?.includes(ch) === true) break;
       if (spec.takesValue.includes(ch)) {
-        if (j === w.length - 1) i++;
+        if (j === w.length - 1 && words[i + 1] !== '*') i++;
         break;
       }
     }
