@@ -23,6 +23,7 @@ import { sandboxForDecision } from '../runtime/calls/sandboxRun.js';
 import { hookInstallCommand } from './hookInstallCommand.js';
 import { hookStatusCommand } from './hookStatusCommand.js';
 import { HOOK_USAGE, hookMain, readProcessStdin } from './hookMain.js';
+import { MCP_PINS_USAGE, mcpCommand } from './mcpPinsCommand.js';
 import { runCommand, RunUsageError } from './run.js';
 import { SANDBOX_USAGE, sandboxCommand, SandboxUsageError } from './sandboxCommand.js';
 import { SERVE_USAGE, serveCommand, ServeUsageError } from './serveCommand.js';
@@ -50,6 +51,7 @@ const USAGE = `usage:
   agentpolicy run --prompt TEXT [--workspace DIR] [--agents F] [--agent NAME] [--answer allow|deny|keep]
                   [--policy F] [--managed F] [--user F] [--untrusted] [--audit F] [--json]
   agentpolicy audit FILE [--json] [--interrupted | --marks SESSION]
+${MCP_PINS_USAGE}
 ${SANDBOX_USAGE}
 ${SERVE_USAGE}
 ${HOOK_USAGE.replace(/^usage:\n/, '')}`;
@@ -86,6 +88,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     }
     if (command === 'hook') return await hook(rest, io);
     if (command === 'sandbox') return await sandboxCommand(rest, { out: io.out, err: io.err, cwd: io.cwd, ...(io.env ? { env: io.env } : {}) });
+    if (command === 'mcp') return mcpCommand(rest, { out: io.out, err: io.err, cwd: io.cwd, ...(io.env ? { env: io.env } : {}) });
     if (command === 'serve') return await serveCommand(rest, { out: io.out, err: io.err, cwd: io.cwd, ...(io.env ? { env: io.env } : {}) });
     if (!(command in OPTIONS)) throw new UsageError(`unknown command "${command}"`);
     const options = OPTIONS[command as keyof typeof OPTIONS];

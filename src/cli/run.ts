@@ -14,8 +14,13 @@ import { openAICompatibleFromEnv, providerModelFactory } from '../runtime/provid
 import { loadWorkspaceAgents } from '../runtime/agents/workspaceAgents.js';
 import { loadMcpConfig, type McpInputs } from '../mcp/mcpConfig.js';
 import { mcpToolSources } from '../mcp/mcpToolSource.js';
+import { describeDefinitionChange } from '../mcp/mcpToolDefinition.js';
+import { McpToolPins } from '../mcp/mcpToolPins.js';
+import { defaultStateDir } from '../hooks/state/stateDir.js';
 
 export interface RunIo {
+  /** Where the state folder is (XDG_STATE_HOME; default: the process's environment). */
+  env?: NodeJS.ProcessEnv;
   out: (line: string) => void;
   err: (line: string) => void;
   cwd: string;
@@ -70,8 +75,13 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
     for (const d of mcp.diagnostics) io.err(formatDiagnostic(toJson(d, lines)));
   }
   // Running the CLI in a repository is consent to its servers, except with --untrusted (a fork's pull request in CI).
+  // The tools' definitions pinned for the workspace (docs/mcp.md, "MCP tools pinned"), shared with the extension.
+  const pins = new McpToolPins(workspaceFolder, { stateDir: defaultStateDir(io.env ?? process.env) });
+  pins.onChanged((changes) => {
+    for (const c of changes) io.err(`warning: ${describeDefinitionChange(c.toolId, c.before, c.after)}\n(its calls ask until accepted; \`agentpolicy mcp pins reset ${c.server}/${c.tool}\` pins it as it is now)`);
+  });
   const toolSources = mcpToolSources(mcp, {
-    workspaceFolder, inputs: mcpInputsFromEnv(), log: (line) => io.err(line),
+    workspaceFolder, inputs: mcpInputsFromEnv(), log: (line) => io.err(line), pins,
     confirmStart: async (server) => {
       if (args.untrusted === true) io.err(`warning: the MCP server ${server.name} was not started: --untrusted never starts the servers of .vscode/mcp.json`);
       return args.untrusted !== true;

@@ -9,7 +9,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { RuntimeTool, ServerSandboxHost, SignInSource, ToolConnection, ToolRunContext } from '../runtime/tools/tools.js';
+import type { RuntimeTool, ServerSandboxHost, SignInSource, SourceAuditLine, ToolConnection, ToolRunContext } from '../runtime/tools/tools.js';
 import { CallClock } from './mcpCallClock.js';
 import type { McpServerConfig } from './mcpConfig.js';
 import { elicit, handleElicitations, type RunningCall } from './mcpElicitation.js';
@@ -21,6 +21,8 @@ import {
 } from './mcpSignIn.js';
 import type { McpSourceOptions } from './mcpSourceOptions.js';
 import { listAllTools, toRuntimeTools, type McpToolHost } from './mcpToolMapping.js';
+import { heldDefinitions, type HeldTools } from './mcpToolHeld.js';
+import type { DefinitionChange } from './mcpToolPins.js';
 import { resultText, ToolReportedError } from './mcpToolResult.js';
 import { isConnectionError, olderSseServerStatus, sandboxedStdioTransport, sseTransport, stdioTransport, streamableHttpTransport } from './mcpTransports.js';
 import { resolveServer } from './mcpVariables.js';
@@ -71,6 +73,11 @@ export class McpConnection implements ToolConnection {
   private readonly closedController = new AbortController();
   /** What the listed tools check their inputs with and run through. */
   private readonly toolHost: McpToolHost;
+  /** Pin audit lines written by this connection (event, tool, digest). */
+  private readonly audited = new Set<string>();
+  private stopWatchingPins: (() => void) | undefined;
+  /** ToolConnection.toolChanges: list_changed notifications and changed definitions accepted. */
+  toolChanges = 0;
 
   constructor(
     private readonly source: McpConnectionSource,
@@ -78,6 +85,8 @@ export class McpConnection implements ToolConnection {
     private readonly onClosed: () => void,
     /** The session tree's sandbox (serverSandbox.ts): a stdio server the policy's `sandboxServers` names runs in it. */
     private readonly sandboxHost?: ServerSandboxHost,
+    /** The session tree's audit log (pins, changes and acceptances of its tools' definitions). */
+    private readonly audit?: (line: SourceAuditLine) => void,
   ) {
     const signIn = mcpSignInSource(source);
     if (signIn !== undefined) this.signIn = signIn;
@@ -117,7 +126,9 @@ export class McpConnection implements ToolConnection {
     generation.listing ??= (async () => {
       generation.toolsStale = false;
       try {
-        generation.tools = toRuntimeTools(await listAllTools(generation.client), this.toolHost);
+        const listed = await listAllTools(generation.client);
+        const held = this.pinned(listed);
+        generation.tools = toRuntimeTools(listed, held === undefined ? this.toolHost : { ...this.toolHost, held: (name) => held.get(name) });
         return generation.tools;
       } catch (error) {
         throw await this.failure(error, generation, undefined, 'listing its tools');
@@ -128,6 +139,34 @@ export class McpConnection implements ToolConnection {
     return await abortable(generation.listing, signal);
   }
 
+  /**
+   * The listed tools against the workspace's pins (mcpToolPins.ts), when there are pins: the
+   * tools held for a changed definition, each audited once per connection and definition.
+   */
+  private pinned(listed: Parameters<typeof heldDefinitions>[2]): HeldTools | undefined {
+    const pins = this.source.options.pins;
+    if (pins === undefined) return undefined;
+    this.stopWatchingPins ??= pins.onAccepted((accepted) => this.accepted(accepted));
+    return heldDefinitions(pins, this.name, listed, {
+      log: (line) => this.log(line),
+      audit: (line) => {
+        const key = `${line.event}\n${line.tool}\n${line.definitionDigest}`;
+        if (this.audited.has(key)) return;
+        this.audited.add(key);
+        this.audit?.(line);
+      },
+    });
+  }
+
+  /** A person accepted changed definitions: those of this server's tools are audited here, and the tools listed again. */
+  private accepted(changes: readonly DefinitionChange[]): void {
+    const mine = changes.filter((c) => c.server === this.name && this.audited.has(`mcp-tool-changed\n${c.toolId}\n${c.digest}`));
+    if (mine.length === 0) return;
+    for (const c of mine) this.audit?.({ event: 'mcp-tool-accepted', tool: c.toolId, definitionDigest: c.digest, ...(c.pinnedDigest !== undefined ? { pinnedDigest: c.pinnedDigest } : {}) });
+    if (this.current !== undefined) this.current.toolsStale = true;
+    this.toolChanges++;
+  }
+
   close(): Promise<void> {
     this.closing ??= this.shutdown();
     return this.closing;
@@ -135,6 +174,7 @@ export class McpConnection implements ToolConnection {
 
   private async shutdown(): Promise<void> {
     this.closed = true;
+    this.stopWatchingPins?.();
     this.closedController.abort(new Error(`the session ended: MCP server ${this.name} is closed`));
     this.onClosed();
     const starting = this.starting;
@@ -291,6 +331,7 @@ export class McpConnection implements ToolConnection {
       { source: { id: this.source.id, name: this.name }, running: this.running, log: (line) => this.log(line) }, params, signal));
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       generation.toolsStale = true;
+      this.toolChanges++;
     });
     client.onclose = () => this.lost(generation, 'stopped');
     client.onerror = (error) => {

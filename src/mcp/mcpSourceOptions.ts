@@ -2,6 +2,7 @@
 // crashes, and the person's consent to start it. Its own module because both the source and each
 // of its connections read them.
 import type { McpInputDeclaration, McpInputs, McpServerConfig } from './mcpConfig.js';
+import type { McpToolPins } from './mcpToolPins.js';
 
 export interface McpSourceOptions {
   /** Where `${workspaceFolder}` points and where a stdio server runs by default; else the session's folder. */
@@ -25,4 +26,10 @@ export interface McpSourceOptions {
    * changed config does; `false` fails the listing or call, and the next start asks again.
    */
   confirmStart?: (server: McpServerConfig) => Promise<boolean>;
+  /**
+   * The workspace's pinned tool definitions (docs/mcp.md, "MCP tools pinned"): the server's first
+   * listing pins its tools; a definition that differs later makes its calls ask until accepted.
+   * Without it nothing is pinned.
+   */
+  pins?: McpToolPins;
 }

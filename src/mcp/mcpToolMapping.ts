@@ -8,6 +8,7 @@ import { hintNames } from '../policy/file/policyNames.js';
 import { isObject, withoutSchemaUri } from '../runtime/model/model.js';
 import type { InputCheck, RuntimeTool, SignInSource, ToolRunContext } from '../runtime/tools/tools.js';
 import type { ToolInputValidator } from './mcpInputValidator.js';
+import type { McpToolDefinition } from './mcpToolDefinition.js';
 
 /**
  * MCP's tool names (SEP-986, with `/`). Anything else is left out: a tool's id reaches approvals
@@ -24,6 +25,18 @@ export interface McpToolHost {
   readonly validator: ToolInputValidator;
   log(line: string): void;
   call(toolName: string, toolId: string, input: Record<string, unknown>, context: ToolRunContext): Promise<string>;
+  /** Set when the tools are pinned (mcpToolPins.ts): a tool whose definition is not the one a person approved. */
+  held?(toolName: string): HeldDefinition | undefined;
+}
+
+/** A tool offered with a definition that is not the one pinned. */
+export interface HeldDefinition {
+  /** The definition pinned; undefined for a tool never approved. */
+  before?: McpToolDefinition;
+  /** Why its calls ask while `stillHeld()`. */
+  why: string;
+  /** False once a person accepted the definition offered. */
+  stillHeld(): boolean;
 }
 
 /** Every tool the server lists, page by page (at most 100 pages). */
@@ -64,15 +77,21 @@ function toRuntimeTool(tool: McpTool, name: string, host: McpToolHost): RuntimeT
   const id = `${host.sourceId}.${tool.name}`;
   // Without `$schema`: it tells a model nothing, and the providers send schemas as given.
   const inputSchema = withoutSchemaUri((tool.inputSchema ?? { type: 'object' }) as Record<string, unknown>);
-  const annotations = untrustedAnnotations(tool);
+  const held = host.held?.(tool.name);
+  // Until a person accepts a changed definition, its hints loosen nothing (only hints both
+  // definitions agree on count) and the model reads the description a person approved.
+  const offered = untrustedAnnotations(tool);
+  const annotations = held === undefined ? offered : heldAnnotations(held.before, offered);
+  const described = held?.before !== undefined ? { description: held.before.description, annotations: held.before.annotations ?? {}, title: held.before.title } as Pick<McpTool, 'description' | 'annotations' | 'title'> : tool;
   return {
     id,
     kind: 'mcp',
     name,
-    description: typeof tool.description === 'string' ? tool.description : (annotations.title ?? ''),
+    description: typeof described.description === 'string' ? described.description : (untrustedAnnotations(described).title ?? ''),
     inputJsonSchema: inputSchema,
     annotations,
     ...(host.signIn ? { signIn: host.signIn } : {}),
+    ...(held !== undefined ? { held: () => (held.stillHeld() ? held.why : undefined) } : {}),
     check(input: unknown): InputCheck {
       if (!isObject(input)) {
         return { ok: false, error: `the input of ${tool.name} (${id}) must be a JSON object` };
@@ -106,5 +125,19 @@ export function untrustedAnnotations(tool: Pick<McpTool, 'annotations' | 'title'
   for (const hint of hintNames) if (typeof given[hint] === 'boolean') out[hint] = given[hint] as boolean;
   const title = typeof given.title === 'string' ? given.title : typeof tool.title === 'string' ? tool.title : undefined;
   if (title !== undefined) out.title = title;
+  return out;
+}
+
+/**
+ * The hints of a tool held for its changed definition: a hint only where the approved definition
+ * and the offered one give the same boolean, else none (the worst case, effectiveHints). A new
+ * tool has none. The title shown is the approved one.
+ */
+export function heldAnnotations(before: McpToolDefinition | undefined, offered: ToolAnnotations): ToolAnnotations {
+  if (before === undefined) return {};
+  const approved = untrustedAnnotations({ annotations: (before.annotations ?? {}) as McpTool['annotations'], ...(before.title !== undefined ? { title: before.title } : {}) });
+  const out: ToolAnnotations = {};
+  for (const hint of hintNames) if (approved[hint] !== undefined && approved[hint] === offered[hint]) out[hint] = approved[hint];
+  if (approved.title !== undefined) out.title = approved.title;
   return out;
 }

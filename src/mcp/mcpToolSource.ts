@@ -34,7 +34,7 @@ export class McpToolSource implements ToolSource, McpConnectionSource {
   }
 
   connect(context: ToolSourceContext): McpConnection {
-    const connection = new McpConnection(this, this.options.workspaceFolder ?? context.workspaceFolder, () => this.live.delete(connection), context.sandbox);
+    const connection = new McpConnection(this, this.options.workspaceFolder ?? context.workspaceFolder, () => this.live.delete(connection), context.sandbox, context.audit);
     this.live.add(connection);
     return connection;
   }

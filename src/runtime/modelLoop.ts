@@ -18,6 +18,8 @@ export class ModelLoop {
   private readonly messages: Message[] = [];
   /** Tool sources listed so far (by source id), so a source is listed once per session. */
   private readonly listedSources = new Set<string>();
+  /** The listed sources' ToolConnection.toolChanges when they were listed. */
+  private readonly listedAt = new Map<string, number>();
   /** Sources that failed to list in the current turn: tried again at the next turn, not at every step. */
   private failedSources = new Set<string>();
 
@@ -35,6 +37,7 @@ export class ModelLoop {
     try {
       for (let step = 0; step < this.definition.maxSteps; step++) {
         if (turn.abort.signal.aborted) return;
+        this.forgetChangedSources();
         if (this.listedSources.size + this.failedSources.size < this.definition.toolSources.length) await this.listToolSources(turn);
         if (turn.abort.signal.aborted) return;
         const tools = this.offeredTools(turn).map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputJsonSchema }));
@@ -86,6 +89,7 @@ export class ModelLoop {
         connection = source.connect({
           sessionId: root.id, workspaceFolder: this.tree.workspaceFolder,
           sandbox: serverSandboxHost(this.tree, root, { session: this.session, turn }),
+          audit: (line) => this.tree.audit({ session: root.id, ...line }),
         });
         this.tree.connections.set(source.id, connection);
       }
@@ -98,6 +102,8 @@ export class ModelLoop {
         }
       }
       let tools: RuntimeTool[];
+      // Read before listing: a change arriving meanwhile lists again.
+      const changesBefore = connection.toolChanges;
       try {
         try {
           tools = await this.tree.track(() => connection.tools(turn.abort.signal));
@@ -114,6 +120,7 @@ export class ModelLoop {
         return;
       }
       this.listedSources.add(source.id);
+      if (connection.toolChanges !== undefined) this.listedAt.set(source.id, changesBefore ?? connection.toolChanges);
       for (const t of tools) {
         if (!t.id.startsWith(`${source.id}.`)) {
           this.warn(`${source.name} offered a tool with id ${t.id}, outside ${source.id}.*: left out`);
@@ -127,6 +134,18 @@ export class ModelLoop {
         this.definition.tools.set(t.name, t);
       }
     }));
+  }
+
+  /** Drops the tools of listed sources whose tools changed since (ToolConnection.toolChanges): they are listed again. */
+  private forgetChangedSources(): void {
+    for (const source of this.definition.toolSources) {
+      const listedAt = this.listedAt.get(source.id);
+      if (listedAt === undefined || !this.listedSources.has(source.id)) continue;
+      const changes = this.tree.connections.get(source.id)?.toolChanges;
+      if (changes === undefined || changes === listedAt) continue;
+      for (const [name, t] of this.definition.tools) if (t.id.startsWith(`${source.id}.`)) this.definition.tools.delete(name);
+      this.listedSources.delete(source.id);
+    }
   }
 
   /** Drops the tools of listed sources (their connection is closed); the next model call lists them again. */

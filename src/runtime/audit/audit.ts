@@ -9,7 +9,8 @@ import * as path from 'node:path';
 import { canonicalJson } from '../../policy/rules/compile.js';
 import type { AuditSandbox } from './auditSandbox.js';
 
-export type AuditEvent = 'session-started' | 'session-ended' | 'decision' | 'callback-opened' | 'callback-settled' | 'sandbox-cleanup' | 'grant-revoked' | 'answer-refused' | 'tools-hidden' | 'connection' | 'server-started';
+export type AuditEvent = 'session-started' | 'session-ended' | 'decision' | 'callback-opened' | 'callback-settled' | 'sandbox-cleanup' | 'grant-revoked' | 'answer-refused' | 'tools-hidden' | 'connection' | 'server-started'
+  | 'mcp-tool-pinned' | 'mcp-tool-changed' | 'mcp-tool-accepted';
 
 export const AUDIT_EVENTS: readonly AuditEvent[] = [
   'session-started',
@@ -28,6 +29,14 @@ export const AUDIT_EVENTS: readonly AuditEvent[] = [
   // An MCP server's stdio process started in the sandbox (docs/mcp.md, "Sandboxed servers"): `tool` is
   // `mcp.<server>`, `summary` its command line as written, `sandbox` how it runs, `reason` why it is sandboxed.
   'server-started',
+  // MCP tools pinned (docs/mcp.md): `tool` is `mcp.<server>.<tool>`, `definitionDigest` the definition's digest.
+  // Pinned: at the server's first listing after a person allowed it to start (or after a reset).
+  'mcp-tool-pinned',
+  // Changed: a listing offered a definition that is not the one pinned (`pinnedDigest`; absent for a
+  // new tool), `summary` says what changed; its calls ask until a person accepts.
+  'mcp-tool-changed',
+  // Accepted: a person accepted the change; `definitionDigest` is pinned in place of `pinnedDigest`.
+  'mcp-tool-accepted',
 ];
 
 export interface AuditEntry {
@@ -95,6 +104,10 @@ export interface AuditEntry {
   /** A sandboxed command's connection (a `connection` line, or the `callback-opened` of its ask): the host and port it reached for. */
   host?: string;
   port?: number;
+  /** MCP tools pinned: the digest of the tool's definition offered (pinned, changed to, accepted). */
+  definitionDigest?: string;
+  /** MCP tools pinned: the digest pinned before a change or an acceptance. */
+  pinnedDigest?: string;
 }
 
 export interface AuditSink {

@@ -61,8 +61,13 @@ function grantCall(tool: RuntimeTool, input: unknown, canonical: string, decisio
   return { toolId: tool.id, input, canonical, commandArg: tool.commandArg, decision, summary: summarizeInput(input) };
 }
 
-/** The first hook that asks about this call, with its title. */
+/** The hook name of the ask of a tool whose definition changed since a person approved it (RuntimeTool.held). */
+export const DEFINITION_CHANGED_HOOK = 'mcp-tool-changed';
+
+/** The first hook that asks about this call, with its title: a tool held for its changed definition first. */
 function hookAsks(tree: Tree, agent: string, tool: RuntimeTool, input: unknown): { hook: string; title: string } | undefined {
+  const held = tool.held?.();
+  if (held !== undefined) return { hook: DEFINITION_CHANGED_HOOK, title: `${agent} wants to run ${tool.id}: ${summarizeInput(input)} (${held})` };
   for (const hook of tree.hooks) {
     const title = hook.check({ tool, input, agent, workspaceFolder: tree.workspaceFolder });
     if (title !== undefined) return { hook: hook.name, title };

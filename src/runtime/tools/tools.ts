@@ -80,6 +80,21 @@ export interface ToolSourceContext {
   workspaceFolder: string;
   /** Set by sessions (serverSandbox.ts): the policy's `sandboxServers`, and the sandbox a server's process runs in. */
   sandbox?: ServerSandboxHost;
+  /** Set by sessions: writes a line of the session tree's audit log (MCP tools pinned, docs/mcp.md). */
+  audit?(line: SourceAuditLine): void;
+}
+
+/** An audit line a tool source writes: a tool's definition pinned, found changed, or a change accepted (docs/mcp.md, "MCP tools pinned"). */
+export interface SourceAuditLine {
+  event: 'mcp-tool-pinned' | 'mcp-tool-changed' | 'mcp-tool-accepted';
+  /** The tool's stable id. */
+  tool: string;
+  /** 'sha256:' + hex of the definition offered (pinned, changed to, accepted). */
+  definitionDigest: string;
+  /** The digest pinned before (a change, an acceptance); absent for a new tool. */
+  pinnedDigest?: string;
+  /** What changed, in a few words. */
+  summary?: string;
 }
 
 /**
@@ -127,6 +142,12 @@ export interface ToolConnection {
   readonly signIn?: SignInSource;
   /** Starts the source if needed and lists its tools (ids under the source's prefix). */
   tools(signal: AbortSignal): Promise<RuntimeTool[]>;
+  /**
+   * For a source whose tools can change while it runs (MCP's notifications/tools/list_changed, a
+   * changed definition accepted): a count that grows at each change. A session lists the tools
+   * again before its next model call when it differs from the count it listed at.
+   */
+  readonly toolChanges?: number;
   /** Stops the source; idempotent. */
   close(): Promise<void>;
 }
@@ -173,6 +194,12 @@ export interface RuntimeTool extends ToolDescriptor {
   check(input: unknown): InputCheck;
   run(input: unknown, context: ToolRunContext): Promise<unknown>;
   signIn?: SignInSource;
+  /**
+   * Why every call of this tool asks a person whatever the policy allows (a deny still denies),
+   * or undefined: an MCP tool whose definition changed since a person approved it, until they
+   * accept the change (docs/mcp.md, "MCP tools pinned"). Asked at each call.
+   */
+  held?(): string | undefined;
 }
 
 export interface ClientToolOptions<S extends z.ZodType> {

@@ -8,6 +8,8 @@ import * as vscode from 'vscode';
 import { loadMcpConfig, type McpInputs, type McpServerConfig } from '../../mcp/mcpConfig.js';
 import { describeServerLaunch, serverFingerprint } from '../../mcp/mcpServerLaunch.js';
 import { mcpToolSources, type McpToolSource } from '../../mcp/mcpToolSource.js';
+import { McpToolPins, type DefinitionChange } from '../../mcp/mcpToolPins.js';
+import { describeDefinitionChange } from '../../mcp/mcpToolDefinition.js';
 import { MCP_CONSENT_KEY } from '../models/apiKeys.js';
 import type { Log } from '../basics/log.js';
 
@@ -15,13 +17,42 @@ import type { Log } from '../basics/log.js';
 export class WorkspaceMcpServers {
   /** The sources made for the latest session start, to find a server's inputs at sign-in. */
   private latest: McpToolSource[] = [];
+  /** The tools' definitions pinned for this workspace, in the user's state folder (shared with `agentpolicy`). */
+  readonly pins: McpToolPins;
 
   constructor(
     private readonly workspaceFolder: string,
     private readonly secrets: vscode.SecretStorage,
     private readonly workspaceState: vscode.Memento,
     private readonly log: Log,
-  ) {}
+  ) {
+    this.pins = new McpToolPins(workspaceFolder);
+    this.pins.onChanged((changes) => this.announce(changes));
+  }
+
+  /**
+   * One notification per listing that found changed definitions (docs/mcp.md, "MCP tools
+   * pinned"): Accept pins exactly the definitions it names; Show Changes opens what changed and
+   * offers Accept again. Nothing the server sent is a link or a button here.
+   */
+  private announce(changes: readonly DefinitionChange[]): void {
+    const server = changes[0]!.server;
+    const list = changes.slice(0, 3).map((c) => `${c.tool} (${c.summary})`).join('; ') + (changes.length > 3 ? '; …' : '');
+    this.log.warn(`the MCP server ${server} offers tool definitions that were not approved: ${list}; their calls ask until accepted`);
+    const [accept, show] = [vscode.l10n.t('Accept'), vscode.l10n.t('Show Changes')];
+    const message = vscode.l10n.t('Agent Policy: the MCP server "{0}" changed {1} tool definition(s) since you approved it: {2}. Their calls ask until you accept.', server, changes.length, list);
+    void vscode.window.showWarningMessage(message, accept, show).then(async (picked) => {
+      if (picked === accept) {
+        this.pins.accept(changes);
+        this.log.info(`accepted ${changes.length} changed tool definition(s) of the MCP server ${server}: ${changes.map((c) => c.tool).join(', ')}`);
+      } else if (picked === show) {
+        const text = changes.map((c) => describeDefinitionChange(c.toolId, c.before, c.after)).join('\n\n');
+        const document = await vscode.workspace.openTextDocument({ content: `${text}\n`, language: 'diff' });
+        await vscode.window.showTextDocument(document, { preview: true });
+        this.announce(changes);
+      }
+    });
+  }
 
   /** One key per workspace, server, destination and input. */
   private secretKey(server: McpServerConfig, inputId: string): string {
@@ -42,6 +73,7 @@ export class WorkspaceMcpServers {
       clientInfo: { name: 'agent-policy-vscode', version: '0.1.0' },
       log: (line) => this.log.info(line),
       confirmStart: (s) => this.confirmStart(s),
+      pins: this.pins,
     }));
     return this.latest;
   }
