@@ -1,8 +1,10 @@
 // The lock every writer of one audit file holds while it reads the file's last line and appends
 // its own (the hash chain needs the line before; auditChain.ts). Writers are several processes
 // (the extension, `agentpolicy hook` runs, the decision service, `agentpolicy run`) and Node has
-// no flock(2), so the lock is a file, `<audit file>.lock`, made with O_CREAT|O_EXCL and removed
-// after the write: held for one read and one write, microseconds.
+// no flock(2), so the lock is `<audit file>.lock`, made atomically (failing if it exists) and removed
+// after the write: held for one read and one write, microseconds. It is a symbolic link whose
+// target is its holder's token (pid, PID namespace, a nonce): made and read in one system call
+// each, never an empty lock (on Windows, where links need a privilege, a file made with O_EXCL).
 //
 // A holder killed with the lock held (kill -9) leaves the file behind. It is stale, and broken,
 // when its holder is dead (a process of this PID namespace that no longer exists), or when it is
@@ -51,37 +53,38 @@ export function withAuditLock<T>(file: string, run: () => T): T {
   }
 }
 
+const LINKS = process.platform !== 'win32';
+
 function tryCreate(lock: string, token: string): boolean {
-  let fd: number;
   try {
-    fd = fs.openSync(lock, 'wx');
+    if (LINKS) fs.symlinkSync(token, lock);
+    else fs.writeFileSync(lock, token, { flag: 'wx' });
+    return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw error;
   }
-  try {
-    fs.writeSync(fd, token);
-  } finally {
-    fs.closeSync(fd);
-  }
-  return true;
 }
 
 /** Removes the lock if it is still ours (a breaker may have judged it stale and taken it). */
 function release(lock: string, token: string): void {
-  let text: string | undefined;
+  if (readToken(lock) === token) fs.rmSync(lock, { force: true });
+}
+
+function readToken(lock: string): string | undefined {
   try {
-    text = fs.readFileSync(lock, 'utf8');
+    return LINKS ? fs.readlinkSync(lock) : fs.readFileSync(lock, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
   }
-  if (text === token) fs.rmSync(lock, { force: true });
 }
 
 function readLock(lock: string): { text: string; ageMs: number } | undefined {
+  const text = readToken(lock);
+  if (text === undefined) return undefined;
   try {
-    const text = fs.readFileSync(lock, 'utf8');
-    return { text, ageMs: Date.now() - fs.statSync(lock).mtimeMs };
+    return { text, ageMs: Date.now() - fs.lstatSync(lock).mtimeMs };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
@@ -91,7 +94,7 @@ function readLock(lock: string): { text: string; ageMs: number } | undefined {
 function isStale(held: { text: string; ageMs: number }): boolean {
   if (held.ageMs > STALE_MS) return true;
   const [pid, ns] = held.text.split(' ');
-  // An empty lock: its maker died between creating and filling it (or is filling it now: give it a moment).
+  // An empty lock (Windows): its maker died between creating and filling it, or is filling it now.
   if (pid === undefined || pid === '') return held.ageMs > 100;
   if (ns !== pidNamespace() || Number(pid) === process.pid) return false;
   try {
@@ -115,7 +118,7 @@ function breakIfStale(lock: string): void {
     return;
   }
   try {
-    if (readLock(lock)?.text === held.text) fs.rmSync(lock, { force: true });
+    if (readToken(lock) === held.text) fs.rmSync(lock, { force: true });
   } finally {
     fs.rmSync(breaker, { force: true });
   }
