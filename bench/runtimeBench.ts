@@ -81,6 +81,17 @@ async function timeManyCallbacks(subagents: number, perSubagent: number): Promis
   return { openNs, answerNs, open };
 }
 
+/** ns per line of `count` decision lines written one `write` at a time (each takes the file's lock and chains its line). */
+function timeAuditWrites(file: string, count: number): number {
+  const log = new FileAuditLog(file);
+  const line = { time: new Date().toISOString(), event: 'decision' as const, session: 'bench', agent: 'main', tool: 'builtin.run_command', summary: 'npm test', decision: 'allow' as const, rule: null, default: 'builtin' };
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < count; i++) log.write({ ...line, turn: String(i) });
+  const ns = Number(process.hrtime.bigint() - start);
+  log.close();
+  return ns / count;
+}
+
 export async function runtimeBench(): Promise<BenchRow[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentpolicy-runtime-bench-'));
   const rows: BenchRow[] = [];
@@ -103,6 +114,10 @@ export async function runtimeBench(): Promise<BenchRow[]> {
       { subject: 'runtime: allowed calls', size: calls, metric: 'whole session', value: sessionAudited / 1e6, unit: 'ms', digits: 1,
         target: { op: '<', value: 1000 }, note: 'median of 5, with the audit file' },
     );
+    const writes = 10_000;
+    const perLine = Array.from({ length: 5 }, (_, i) => timeAuditWrites(path.join(dir, `lines-${i}.jsonl`), writes));
+    rows.push({ subject: 'audit: one line written', size: writes, metric: 'per line', value: median(perLine) / 1000, unit: 'µs', digits: 1,
+      note: 'write() alone: the lock taken (a symlink made), the line chained after the last, appended, the lock removed' });
     const many: Array<{ openNs: number; answerNs: number; open: number }> = [];
     for (let i = 0; i < 5; i++) many.push(await timeManyCallbacks(100, 10));
     rows.push(

@@ -18,6 +18,7 @@ import { loadPolicyText, Policy, type Explanation, type PolicyLayer } from '../p
 import { toolKinds, type ToolKind } from '../policy/file/schema.js';
 import { initShellParser } from '../policy/shell/shellParser.js';
 import { auditTable, interruptedSessions, readAuditLog, sessionMarks } from '../runtime/audit/auditRead.js';
+import { verifyAuditFiles } from '../runtime/audit/auditVerify.js';
 import { toolsOfferedDiagnostics } from '../runtime/agents/agentsToolsOffered.js';
 import { sandboxForDecision } from '../runtime/calls/sandboxRun.js';
 import { hookInstallCommand } from './hookInstallCommand.js';
@@ -51,6 +52,7 @@ const USAGE = `usage:
   agentpolicy run --prompt TEXT [--workspace DIR] [--agents F] [--agent NAME] [--answer allow|deny|keep]
                   [--policy F] [--managed F] [--user F] [--untrusted] [--audit F] [--json]
   agentpolicy audit FILE [--json] [--interrupted | --marks SESSION]
+  agentpolicy audit verify FILE… [--head HASH] [--json]
 ${MCP_PINS_USAGE}
 ${SANDBOX_USAGE}
 ${SERVE_USAGE}
@@ -72,7 +74,7 @@ const OPTIONS = {
     answer: { type: 'string' }, managed: { type: 'string' }, user: { type: 'string' }, untrusted: { type: 'boolean' },
     audit: { type: 'string' },
   },
-  audit: { json: { type: 'boolean' }, interrupted: { type: 'boolean' }, marks: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  audit: { json: { type: 'boolean' }, interrupted: { type: 'boolean' }, marks: { type: 'string' }, head: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
 } satisfies Record<string, ParseArgsConfig['options']>;
 
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
@@ -428,6 +430,8 @@ function hook(args: string[], io: CliIo): Promise<number> {
 }
 
 function audit(values: Values, positionals: readonly string[], io: CliIo): number {
+  if (positionals[0] === 'verify') return auditVerify(values, positionals.slice(1), io);
+  if (values.head !== undefined) throw new UsageError('--head goes with audit verify');
   const [file, ...extra] = positionals;
   if (file === undefined || extra.length > 0) throw new UsageError('audit needs exactly one FILE');
   const full = path.resolve(io.cwd, file);
@@ -449,4 +453,33 @@ function audit(values: Values, positionals: readonly string[], io: CliIo): numbe
   }
   io.out(values.json === true ? JSON.stringify(entries, null, 2) : auditTable(entries));
   return problems.length > 0 ? 1 : 0;
+}
+
+/**
+ * `audit verify FILE…`: the hash chain of each file, in order (a file may continue the one before
+ * it). 0 when it holds (a torn last line is reported, not a failure), 1 at the first line changed,
+ * removed, reordered or inserted.
+ */
+function auditVerify(values: Values, files: readonly string[], io: CliIo): number {
+  if (files.length === 0) throw new UsageError('audit verify needs at least one FILE');
+  if (values.interrupted !== undefined || values.marks !== undefined) throw new UsageError('audit verify takes only --head and --json');
+  const full = files.map((file) => {
+    const resolved = path.resolve(io.cwd, file);
+    if (!fs.existsSync(resolved)) throw new UsageError(`${file}: no such file`);
+    return resolved;
+  });
+  const head = str(values, 'head');
+  const results = verifyAuditFiles(full, head !== undefined ? { head } : {});
+  const named = (f: { file: string }): string => files[full.indexOf(f.file)] ?? f.file;
+  if (values.json === true) {
+    io.out(JSON.stringify(results.map((r, i) => ({ file: files[i], ok: r.broken === undefined, lines: r.lines, head: r.head,
+      ...(r.broken ? { broken: { ...r.broken, file: named(r.broken) } } : {}), notes: r.notes.map((n) => ({ ...n, file: named(n) })) })), null, 2));
+  } else {
+    for (const [i, r] of results.entries()) {
+      for (const n of r.notes) io.out(`${named(n)}:${n.line}: ${n.message}`);
+      if (r.broken) io.err(`${named(r.broken)}:${r.broken.line}: ${r.broken.message}`);
+      else io.out(`${files[i]}: ${r.lines} line(s) chained, head ${r.head}`);
+    }
+  }
+  return results.some((r) => r.broken) ? 1 : 0;
 }

@@ -1,5 +1,4 @@
 import * as assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -16,9 +15,7 @@ import {
   type AuditEntry,
 } from '../../src/runtime/audit/audit.js';
 import { auditTable, interruptedSessions, parseAuditText, readAuditLog } from '../../src/runtime/audit/auditRead.js';
-
-const repoRoot = path.resolve(__dirname, '../..');
-const auditModule = path.join(repoRoot, 'src/runtime/audit/audit.ts');
+import { runWriter, writersAtOnce } from './auditWriters.js';
 
 let tmp: string;
 before(() => {
@@ -70,91 +67,6 @@ const everyShape: AuditEntry[] = [
   { time: T0, event: 'callback-settled', session: 's-2', callback: 'cb-1', answeredBy: 'timeout', answer: 'deny' },
   { time: T0, event: 'session-ended', session: 's-2', state: 'interrupted' },
 ];
-
-/** Runs a TypeScript snippet in a child Node with tsx; the snippet gets `FileAuditLog` and `fs`. */
-function childScript(body: string): string {
-  const file = path.join(tmp, `child-${++fileCounter}.ts`);
-  fs.writeFileSync(
-    file,
-    `import * as fs from 'node:fs';\nimport { FileAuditLog } from ${JSON.stringify(auditModule)};\n` +
-      `void fs; void FileAuditLog;\n${body}\n`,
-  );
-  return file;
-}
-
-const writerBody = `
-const [file, countText, name, mode, readyFile, goFile] = process.argv.slice(2) as string[];
-const log = new FileAuditLog(file!, { fsync: mode === 'fsync' });
-if (readyFile && goFile) {
-  fs.writeFileSync(readyFile, '');
-  const sleeper = new Int32Array(new SharedArrayBuffer(4));
-  const giveUp = Date.now() + 90000;
-  while (!fs.existsSync(goFile) && Date.now() < giveUp) Atomics.wait(sleeper, 0, 0, 1);
-}
-const batch: Parameters<typeof log.write>[0][] = [];
-for (let i = 0; i < Number(countText); i++) {
-  const entry: Parameters<typeof log.write>[0] = {
-    time: new Date().toISOString(),
-    event: 'decision',
-    session: name!,
-    turn: String(i),
-    agent: name!,
-    tool: 'builtin.write',
-    summary: name + ' line ' + i,
-    decision: 'allow',
-    rule: null,
-    default: 'builtin',
-    reason: (name + ':' + i + ' ').repeat(150),
-  };
-  if (mode !== 'batches') log.write(entry);
-  // writeAll, as the runtime writes a response's lines: 10 at a time, about three to a write.
-  else if (batch.push(entry) === 10) log.writeAll(batch.splice(0));
-}
-log.writeAll(batch);
-if (mode === 'kill' || mode === 'fsync') process.kill(process.pid, 'SIGKILL');
-log.close();
-`;
-
-function runNode(script: string, args: string[]) {
-  return spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { cwd: repoRoot, encoding: 'utf8', timeout: 90000 });
-}
-
-function spawnNode(script: string, args: string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stderr }));
-  });
-}
-
-/** Two child processes appending 500 lines each to one file, started together; the file's text. */
-async function twoWritersAtOnce(mode: 'close' | 'batches'): Promise<string> {
-  const file = tempFile();
-  const script = childScript(writerBody);
-  const go = path.join(tmp, `go-${fileCounter}`);
-  const ready = [1, 2].map((n) => path.join(tmp, `ready-${fileCounter}-${n}`));
-  const children = [
-    spawnNode(script, [file, '500', 'w1', mode, ready[0]!, go]),
-    spawnNode(script, [file, '500', 'w2', mode, ready[1]!, go]),
-  ];
-  try {
-    await waitFor(() => ready.every((f) => fs.existsSync(f)), 90000);
-  } finally {
-    fs.writeFileSync(go, '');
-  }
-  for (const r of await Promise.all(children)) assert.equal(r.code, 0, r.stderr);
-  return fs.readFileSync(file, 'utf8');
-}
-
-async function waitFor(condition: () => boolean, ms: number): Promise<void> {
-  const giveUp = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > giveUp) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe('audit log', () => {
   describe('inputDigest', () => {
@@ -228,7 +140,9 @@ describe('audit log', () => {
       const entries = texts.map((reason, i) => entry({ event: 'decision', session: 's1', reason, turn: `t${i}` }));
       for (const e of entries) log.write(e);
       log.close();
-      assert.deepEqual(fs.readFileSync(file), Buffer.concat(entries.map(encodeAuditLine)));
+      // Each line is encodeAuditLine's with the chain's fields before its closing brace.
+      const unchained = fs.readFileSync(file, 'utf8').replace(/,"prev":"sha256:[0-9a-f]{64}","hash":"sha256:[0-9a-f]{64}"\}\n/g, '}\n');
+      assert.deepEqual(Buffer.from(unchained), Buffer.concat(entries.map(encodeAuditLine)));
     });
 
     it('opens lazily, creates parent directories, appends to what is there, and refuses writes after close', () => {
@@ -337,7 +251,7 @@ describe('audit log', () => {
 
     it('keeps every line written before the process is killed (SIGKILL, no close)', () => {
       const file = tempFile();
-      const result = runNode(childScript(writerBody), [file, '300', 'crash', 'kill']);
+      const result = runWriter(tmp, [file, '300', 'crash', 'kill']);
       assert.equal(result.signal, 'SIGKILL', result.stderr);
       const read = readAuditLog(file);
       assert.deepEqual(read.problems, []);
@@ -350,7 +264,7 @@ describe('audit log', () => {
 
     it('keeps every line with fsync on too', () => {
       const file = tempFile();
-      const result = runNode(childScript(writerBody), [file, '50', 'synced', 'fsync']);
+      const result = runWriter(tmp, [file, '50', 'synced', 'fsync']);
       assert.equal(result.signal, 'SIGKILL', result.stderr);
       const read = readAuditLog(file);
       assert.deepEqual(read.problems, []);
@@ -358,7 +272,7 @@ describe('audit log', () => {
     });
 
     it('two processes appending at once produce 1000 whole lines', async () => {
-      const text = await twoWritersAtOnce('close');
+      const text = await writersAtOnce(tmp, tempFile(), 'close', 2);
       assert.ok(text.endsWith('\n'));
       // A writer opening while the other's line is being copied in may see the file end mid-line
       // (Linux grows the size as it copies) and start with a newline: a blank line, which readers skip.
@@ -412,7 +326,7 @@ describe('audit log', () => {
     });
 
     it('two processes appending batches at once produce 1000 whole lines, each writer\'s in order', async () => {
-      const read = parseAuditText(await twoWritersAtOnce('batches'));
+      const read = parseAuditText(await writersAtOnce(tmp, tempFile(), 'batches', 2));
       assert.deepEqual(read.problems, []);
       for (const name of ['w1', 'w2']) {
         assert.deepEqual(read.entries.filter((e) => e.session === name).map((e) => e.turn), Array.from({ length: 500 }, (_, i) => String(i)));

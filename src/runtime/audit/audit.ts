@@ -2,11 +2,16 @@
 // call, a callback opened or settled). The runtime writes a decision line BEFORE the tool runs,
 // so the log must never lose a line once `write` has returned, even if the process dies the
 // next instant. The reader is tolerant: a half-written last line (a crash mid-write) or a
-// garbage line is reported and skipped, never the end of reading (auditRead.ts).
+// garbage line is reported and skipped, never the end of reading (auditRead.ts). Each line is
+// chained to the line before it by a hash (auditChain.ts), under a lock shared by every writer of
+// the file (auditLock.ts), so that `agentpolicy audit verify` finds a line changed, removed,
+// reordered or inserted.
 import { hash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { canonicalJson } from '../../policy/rules/compile.js';
+import { CHAIN_BYTES, chainLine, headOfFile } from './auditChain.js';
+import { withAuditLock } from './auditLock.js';
 import type { AuditSandbox } from './auditSandbox.js';
 
 export type AuditEvent = 'session-started' | 'session-ended' | 'decision' | 'callback-opened' | 'callback-settled' | 'sandbox-cleanup' | 'grant-revoked' | 'answer-refused' | 'tools-hidden' | 'connection' | 'server-started'
@@ -130,6 +135,8 @@ export const SUMMARY_MAX = 160;
  * another process appending to the same file: lines of two writers never interleave.
  */
 export const MAX_LINE_BYTES = 4000;
+/** The longest entry text: a line is it, the chain fields and a newline. */
+const MAX_BODY_BYTES = MAX_LINE_BYTES - CHAIN_BYTES - 1;
 
 /** No string field is cut shorter than this when a line has to be shrunk. */
 const FIELD_FLOOR = 32;
@@ -154,13 +161,22 @@ export interface FileAuditLogOptions {
    * the host itself failing.
    */
   fsync?: boolean;
+  /**
+   * A log continued in a new file: the head of the file before it (`readAuditHead`), which the
+   * new file's first line names instead of GENESIS, so `agentpolicy audit verify OLD NEW` checks
+   * that nothing was lost between them. Used only while the file is empty.
+   */
+  after?: string;
 }
 
 /**
  * Appends one JSON line per entry to a file, synchronously, with no buffering in user space.
  *
- * - The file is opened lazily, once, with flag 'a' (O_APPEND): every write goes to the current
+ * - The file is opened lazily, once, with flag 'a+' (O_APPEND): every write goes to the current
  *   end of the file, whatever other writers (another window) have appended meanwhile.
+ * - Each write holds the file's lock (auditLock.ts) while it reads the hash of the file's last
+ *   line (unless the file still ends where this writer's last write did) and appends lines
+ *   chained after it (auditChain.ts): with several writers the file is still one chain.
  * - `writeAll` joins several lines into writes of at most 4 KiB, whole lines each (the runtime's
  *   lines of one response's parallel calls); everything below holds for each such write.
  * - Each line goes out in a single `writeSync` of the whole buffer (looping only if the kernel
@@ -169,16 +185,17 @@ export interface FileAuditLogOptions {
  *   most MAX_LINE_BYTES long (long summaries, reasons and then other strings are truncated),
  *   so concurrent writers' lines do not interleave.
  * - If the file ends in a half-written line left by an earlier crash, a newline is written
- *   first so that the first new line is not glued onto it. (Opening while another writer's line
- *   is being copied in can also look like that: the extra newline is then a blank line, which
- *   readers skip. Whole lines are never glued or cut.)
+ *   first so that the first new line is not glued onto it, and the new line chains past it.
  * - A failing write throws: the caller (which writes the decision before running the tool)
  *   must treat an entry that could not be recorded as a reason not to go on.
  */
 export class FileAuditLog implements AuditSink {
   private fd: number | undefined;
   private closed = false;
+  /** The hash of the last line this writer appended, and where the file ended after it. */
+  private last: { hash: string; end: number } | undefined;
   private readonly fsync: boolean;
+  private readonly after: string | undefined;
   private readonly lineBuffer = Buffer.allocUnsafe(LINE_BUFFER_BYTES);
 
   constructor(
@@ -186,14 +203,17 @@ export class FileAuditLog implements AuditSink {
     options: FileAuditLogOptions = {},
   ) {
     this.fsync = options.fsync ?? false;
+    this.after = options.after;
   }
 
   write(entry: AuditEntry): void {
     if (this.closed) throw new Error(`audit log ${this.file} is closed`);
-    const text = encodeAuditText(entry);
-    const fd = this.open();
-    this.writeText(fd, text);
-    if (this.fsync) fs.fdatasyncSync(fd);
+    this.append([encodeAuditBody(entry)]);
+  }
+
+  /** The hash of the last line this writer appended (the chain's head as this writer left it); undefined before its first. */
+  get head(): string | undefined {
+    return this.last?.hash;
   }
 
   /**
@@ -204,13 +224,32 @@ export class FileAuditLog implements AuditSink {
   writeAll(entries: readonly AuditEntry[]): void {
     if (this.closed) throw new Error(`audit log ${this.file} is closed`);
     if (entries.length === 0) return;
+    this.append(entries.map(encodeAuditBody));
+  }
+
+  /** The lines of these bodies chained after the file's last line, written under the file's lock; synced after it. */
+  private append(bodies: readonly string[]): void {
     const fd = this.open();
-    for (const chunk of joinedLines(entries.map(encodeAuditText))) this.writeText(fd, chunk);
+    withAuditLock(this.file, () => {
+      const size = fs.fstatSync(fd).size;
+      const { prev, cut } = this.last?.end === size ? { prev: this.last.hash, cut: false }
+        : size === 0 && this.after !== undefined ? { prev: this.after, cut: false } : headOfFile(fd, size);
+      let head = prev;
+      const lines = bodies.map((body) => {
+        const chained = chainLine(body, head);
+        head = chained.hash;
+        return chained.line;
+      });
+      if (cut) lines[0] = `\n${lines[0]}`;
+      let end = size;
+      for (const chunk of joinedLines(lines)) end += this.writeText(fd, chunk);
+      this.last = { hash: head, end };
+    });
     if (this.fsync) fs.fdatasyncSync(fd);
   }
 
-  /** One `writeSync` of the text (looping only on a short write). */
-  private writeText(fd: number, text: string): void {
+  /** One `writeSync` of the text (looping only on a short write); the bytes written. */
+  private writeText(fd: number, text: string): number {
     // Text that surely fits is encoded into the one buffer kept for it: no new Buffer per write.
     const line = text.length * 3 <= LINE_BUFFER_BYTES ? this.lineBuffer.subarray(0, this.lineBuffer.write(text, 0)) : Buffer.from(text);
     let offset = 0;
@@ -219,6 +258,7 @@ export class FileAuditLog implements AuditSink {
       if (n <= 0) throw new Error(`audit log ${this.file}: write made no progress`);
       offset += n;
     }
+    return line.length;
   }
 
   close(): void {
@@ -232,28 +272,9 @@ export class FileAuditLog implements AuditSink {
   private open(): number {
     if (this.fd !== undefined) return this.fd;
     fs.mkdirSync(path.dirname(this.file), { recursive: true });
-    const fd = fs.openSync(this.file, 'a');
-    try {
-      if (!endsInNewline(this.file, fs.fstatSync(fd).size)) fs.writeSync(fd, '\n');
-    } catch (error) {
-      fs.closeSync(fd);
-      throw error;
-    }
-    this.fd = fd;
-    return fd;
-  }
-}
-
-/** Whether a file of this size is empty or ends in '\n' (read on its own descriptor: ours is write-only). */
-function endsInNewline(file: string, size: number): boolean {
-  if (size === 0) return true;
-  const fd = fs.openSync(file, 'r');
-  try {
-    const byte = Buffer.alloc(1);
-    const n = fs.readSync(fd, byte, 0, 1, size - 1);
-    return n === 0 || byte[0] === 0x0a;
-  } finally {
-    fs.closeSync(fd);
+    // Read too: the last line's hash is read under the lock before each write.
+    this.fd = fs.openSync(this.file, 'a+');
+    return this.fd;
   }
 }
 
@@ -286,18 +307,18 @@ export class MemoryAuditLog implements AuditSink {
   }
 }
 
-/** One entry as its line: JSON, newline-terminated, at most MAX_LINE_BYTES bytes. */
+/** One entry as its line without the chain's fields: JSON, newline-terminated (with them at most MAX_LINE_BYTES bytes). */
 export function encodeAuditLine(entry: AuditEntry): Buffer {
-  return Buffer.from(encodeAuditText(entry));
+  return Buffer.from(`${encodeAuditBody(entry)}\n`);
 }
 
-/** The line's text (encodeAuditLine's, before it is made bytes). */
-function encodeAuditText(entry: AuditEntry): string {
+/** The entry's JSON text, cut to fit a line with the chain's fields (MAX_BODY_BYTES). */
+function encodeAuditBody(entry: AuditEntry): string {
   let e: AuditEntry = entry;
   if (e.summary !== undefined && e.summary.length > SUMMARY_MAX) e = { ...e, summary: truncate(e.summary, SUMMARY_MAX) };
-  const line = `${JSON.stringify(e)}\n`;
-  if (line.length <= MAX_LINE_BYTES / 3 || Buffer.byteLength(line) <= MAX_LINE_BYTES) return line;
-  return `${JSON.stringify(shrink(e))}\n`;
+  const body = JSON.stringify(e);
+  if (body.length <= MAX_BODY_BYTES / 3 || Buffer.byteLength(body) <= MAX_BODY_BYTES) return body;
+  return JSON.stringify(shrink(e));
 }
 
 /** The buffer a line is encoded into: a line of up to a third of it in UTF-16 units always fits (3 bytes a unit at most). */
@@ -358,7 +379,7 @@ function shrink(entry: AuditEntry): AuditEntry {
   };
   for (const phase of [1, 2, 3] as const) {
     for (;;) {
-      const excess = Buffer.byteLength(`${JSON.stringify(e)}\n`) - MAX_LINE_BYTES;
+      const excess = Buffer.byteLength(JSON.stringify(e)) - MAX_BODY_BYTES;
       if (excess <= 0) return e;
       let longest: Slot | undefined;
       for (const slot of slots(phase))

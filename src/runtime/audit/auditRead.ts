@@ -110,7 +110,9 @@ export function parseAuditText(text: string): AuditRead {
       problems.push({ line: lineNumber, message: `not an audit entry: ${details}` });
       return;
     }
-    entries.push(checked.data as AuditEntry);
+    // The hash chain's fields are the file's, not the entry's (auditChain.ts; `agentpolicy audit verify` checks them).
+    const { prev: _prev, hash: _hash, ...entry } = checked.data as AuditEntry & { prev?: unknown; hash?: unknown };
+    entries.push(entry);
   });
   return { entries, problems };
 }
