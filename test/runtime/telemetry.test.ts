@@ -104,6 +104,7 @@ describe('decisions in OpenTelemetry', function () {
     for (const log of logs) {
       assert.equal(log.resource['service.name'], 'agentpolicy-test');
       assert.equal(log.resource['deployment.environment'], 'ci');
+      assert.equal(typeof log.resource['service.version'], 'string');
       assert.equal(log.scope, 'agentpolicy');
       assert.equal(log.attributes['agentpolicy.source'], 'runtime');
     }

@@ -17,6 +17,7 @@ import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/export
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchLogRecordProcessor, LoggerProvider, type LogRecordExporter } from '@opentelemetry/sdk-logs';
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
+import { version as PACKAGE_VERSION } from '../../../package.json';
 import type { TelemetryRecord } from './telemetryRecords.js';
 import type { TelemetrySettings } from './telemetrySettings.js';
 
@@ -64,10 +65,10 @@ function bounded(work: Promise<unknown>, ms: number): Promise<void> {
 }
 
 /** Starts the SDK for these settings. `env`: the variables read here (the SDK reads the process's own). */
-export function startOtelExport(settings: TelemetrySettings, env: NodeJS.ProcessEnv = process.env, version?: string): OtelExport {
+export function startOtelExport(settings: TelemetrySettings, env: NodeJS.ProcessEnv = process.env, version: string = PACKAGE_VERSION): OtelExport {
   const status: TelemetryStatus = { emitted: 0, exported: 0, dropped: { export_failed: 0, queue_full: 0 }, exportFailures: 0, metricExportFailures: 0 };
   const base = settings.endpoint?.replace(/\/+$/, '');
-  const resource = resourceFromAttributes({ 'service.name': 'agentpolicy', ...(version !== undefined ? { 'service.version': version } : {}) })
+  const resource = resourceFromAttributes({ 'service.name': 'agentpolicy', 'service.version': version })
     .merge(detectResources({ detectors: [envDetector] }));
 
   // Logs: the batch processor queues and sends in the background; the counting wrapper sees each result.
