@@ -13,6 +13,7 @@ import { hookBench } from './hookBench.js';
 import { mcpBench } from './mcpBench.js';
 import { runtimeBench } from './runtimeBench.js';
 import { sandboxBench } from './sandboxBench.js';
+import { telemetryBench } from './telemetryBench.js';
 import { formatTable, verdict, type BenchRow } from './table.js';
 
 const SIZES = [10, 100, 1_000, 10_000];
@@ -24,13 +25,13 @@ const TARGETS = {
   matchers: { compileMs: { op: '<', value: 20 }, decideNs: { op: '<=', value: 10_000 } },
 } as const;
 
-/** `--only policy,runtime`: just those parts (policy, runtime, sandbox, hook, mcp); all by default. */
+/** `--only policy,runtime`: just those parts (policy, runtime, telemetry, sandbox, hook, mcp); all by default. */
 function parts(): (part: string) => boolean {
   const i = process.argv.indexOf('--only');
   if (i === -1) return (part) => part !== 'mcp' || !process.argv.includes('--no-mcp');
   const wanted = new Set((process.argv[i + 1] ?? '').split(','));
-  const unknown = [...wanted].filter((w) => !['policy', 'runtime', 'sandbox', 'hook', 'mcp'].includes(w));
-  if (unknown.length > 0 || wanted.size === 0) throw new Error(`--only takes policy, runtime, sandbox, hook and mcp, comma-separated (not ${unknown.join(', ')})`);
+  const unknown = [...wanted].filter((w) => !['policy', 'runtime', 'telemetry', 'sandbox', 'hook', 'mcp'].includes(w));
+  if (unknown.length > 0 || wanted.size === 0) throw new Error(`--only takes policy, runtime, telemetry, sandbox, hook and mcp, comma-separated (not ${unknown.join(', ')})`);
   return (part) => wanted.has(part);
 }
 
@@ -62,6 +63,10 @@ async function main(): Promise<void> {
     if (wanted('runtime')) {
       process.stderr.write('benchmarking the runtime...\n');
       rows.push(...(await runtimeBench()));
+    }
+    if (wanted('telemetry')) {
+      process.stderr.write('benchmarking decisions with telemetry export on and off...\n');
+      rows.push(...(await telemetryBench()));
     }
     if (wanted('sandbox')) {
       process.stderr.write('benchmarking the sandbox...\n');

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { Agent, PermissionPolicy, PermissionRule, Subagent } from '../src/runtime/agents/agent.js';
 import { AllowApproval, Blocked, Completed } from '../src/runtime/tree/answers.js';
-import { FileAuditLog } from '../src/runtime/audit/audit.js';
+import { FileAuditLog, type AuditSink } from '../src/runtime/audit/audit.js';
 import { ScriptedModel, type Scenario } from '../src/runtime/model/scripted.js';
 import { tool } from '../src/runtime/tools/tools.js';
 import { median, type BenchRow } from './table.js';
@@ -16,7 +16,7 @@ const noop = tool({ name: 'noop', description: 'does nothing', inputSchema: z.ob
 const asked = tool({ name: 'asked', description: 'asks first', inputSchema: z.object({ i: z.number() }) }, () => ({ ok: true }));
 
 /** One turn of `steps` model responses with `width` parallel calls each, then a final answer. */
-function allowedCallsScenario(steps: number, width: number): Scenario {
+export function allowedCallsScenario(steps: number, width: number): Scenario {
   const moves: Scenario['agents'][string] = [];
   for (let s = 0; s < steps; s++) {
     moves.push({ parallel: Array.from({ length: width }, (_, i) => ({ call: 'noop', input: { i: s * width + i } })) });
@@ -25,7 +25,8 @@ function allowedCallsScenario(steps: number, width: number): Scenario {
   return { agents: { main: moves } };
 }
 
-async function timeAllowedSession(calls: number, width: number, audit: string | undefined): Promise<number> {
+/** The nanoseconds a session of `calls` allowed calls takes, `width` at a time; `audit`: a file, or a sink. */
+export async function timeAllowedSession(calls: number, width: number, audit: string | AuditSink | undefined): Promise<number> {
   const steps = calls / width;
   const agent = new Agent({
     model: new ScriptedModel(allowedCallsScenario(steps, width)),
@@ -34,7 +35,7 @@ async function timeAllowedSession(calls: number, width: number, audit: string | 
     permissionPolicy: new PermissionPolicy({ rules: [PermissionRule({ tools: ['client.noop'], decision: 'allow' })] }),
     maxSteps: steps + 1,
   });
-  const log = audit ? new FileAuditLog(audit) : undefined;
+  const log = typeof audit === 'string' ? new FileAuditLog(audit) : audit;
   const session = await agent.startSession(log ? { audit: log } : {});
   const start = process.hrtime.bigint();
   const state = await session.run('go');

@@ -63,6 +63,20 @@ const probeBesideHook = {
   },
 };
 
+/**
+ * The OpenTelemetry SDK (src/runtime/telemetry/otelExport.ts) is a bundle of its own,
+ * `telemetryExport.js`, that every other bundle loads only in a process where telemetry is on
+ * (auditTelemetry.ts): no bundle grows by the SDK, and no process without telemetry loads it.
+ */
+const telemetryBesideBundle = {
+  name: 'telemetry-beside-bundle',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/otelExport\.js$/ }, (args) =>
+      args.importer.endsWith(path.join('src', 'runtime', 'telemetry', 'auditTelemetry.ts')) && args.kind === 'require-call' ? { path: './telemetryExport.js', external: true } : undefined,
+    );
+  },
+};
+
 export const entries = [
   // The extension notes when its bundle starts to run, so activation time includes loading it.
   // Its last line notes when evaluation ended: activation = evaluation + activate(), as VS Code counts it.
@@ -77,6 +91,7 @@ export const entries = [
   { in: 'src/cli/hookMain.ts', out: 'hook', plugins: [schemaBesideHook, probeBesideHook] },
   { in: 'src/policy/file/schema.ts', out: 'policySchema' },
   { in: 'src/runtime/sandbox/sandboxProbe.ts', out: 'sandboxProbe' },
+  { in: 'src/runtime/telemetry/otelExport.ts', out: 'telemetryExport' },
   { in: 'src/entries/policy.ts', out: 'policy' },
   { in: 'src/entries/runtime.ts', out: 'runtime' },
 ];
@@ -85,7 +100,7 @@ export const entries = [
  * The bundles the `agentpolicy` executable needs beside it (its dispatcher and what it loads): the
  * VSIX ships them (.vscodeignore), the hook benchmark builds them (scripts/bundle-bench.mjs).
  */
-export const CLI_BUNDLES_SHIPPED = ['cli', 'hook', 'commands', 'policySchema', 'sandboxProbe'];
+export const CLI_BUNDLES_SHIPPED = ['cli', 'hook', 'commands', 'policySchema', 'sandboxProbe', 'telemetryExport'];
 
 /** esbuild's options for one entry of `entries`. */
 export function bundleOptions(entry, { production = false } = {}) {
@@ -106,6 +121,6 @@ export function bundleOptions(entry, { production = false } = {}) {
     entryPoints: [{ in: entry.in, out: entry.out }],
     ...(banner ? { banner: { js: banner } } : {}),
     ...(entry.footer ? { footer: { js: entry.footer } } : {}),
-    ...(entry.plugins ? { plugins: entry.plugins } : {}),
+    plugins: [...(entry.plugins ?? []), telemetryBesideBundle],
   };
 }

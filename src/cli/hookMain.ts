@@ -8,6 +8,7 @@ import { isHostAgent, HOST_AGENTS, type HostAgent } from '../hooks/hosts/hostAge
 import { editorFor } from '../hooks/editor/editorBridge.js';
 import { blocked, runHook, type HookDeps, type HookOptions } from '../hooks/judge/hookCommand.js';
 import { initShellParser } from '../policy/shell/shellParser.js';
+import { flushTelemetry, telemetryStatus } from '../runtime/telemetry/auditTelemetry.js';
 
 export const HOOK_USAGE = `usage:
   agentpolicy hook --agent ${HOST_AGENTS.join('|')} [--timeout S] [--policy F] [--workspace DIR]
@@ -24,7 +25,15 @@ export interface HookProcess {
   out: (text: string) => void;
   err: (line: string) => void;
   findEditor?: HookDeps['findEditor'];
+  /** Ends the process at once with this code: after a telemetry export's bounded flush, what it still sends is cut. */
+  end?: (code: number) => void;
 }
+
+/** The variable that bounds the hook's telemetry flush, in milliseconds (0 to HOOK_FLUSH_MAX_MS). */
+export const HOOK_FLUSH_ENV = 'AGENTPOLICY_TELEMETRY_HOOK_FLUSH_MS';
+/** How long the short-lived hook gives its telemetry after its answer is out, unless HOOK_FLUSH_ENV says otherwise. */
+export const HOOK_FLUSH_MS = 200;
+const HOOK_FLUSH_MAX_MS = 2000;
 
 /** Runs the hook; resolves to the exit code. Usage errors still answer the host with a block. */
 export async function hookMain(p: HookProcess): Promise<number> {
@@ -81,6 +90,12 @@ export async function hookMain(p: HookProcess): Promise<number> {
   const result = await runHook(options, { stdin, env: p.env, cwd: p.cwd, loadShellParser, findEditor: p.findEditor ?? editorFor });
   if (result.stderr !== undefined) p.err(result.stderr);
   p.out(result.stdout);
+  // Decisions in OpenTelemetry (docs/teams.md): the answer is out; the lines it exported get a
+  // bounded moment to reach the collector, then the process ends whatever is still in flight.
+  if (telemetryStatus() !== undefined) {
+    await flushTelemetry(hookFlushMs(p.env));
+    p.end?.(result.exitCode);
+  }
   return result.exitCode;
 }
 
@@ -106,4 +121,10 @@ function agentNamed(argv: readonly string[]): string | undefined {
 /** The process's own stdin, whole. */
 export function readProcessStdin(): string {
   return fs.readFileSync(0, 'utf8');
+}
+
+/** The hook's telemetry flush bound: HOOK_FLUSH_ENV when it is a number in range, else HOOK_FLUSH_MS. */
+export function hookFlushMs(env: NodeJS.ProcessEnv): number {
+  const n = Number(env[HOOK_FLUSH_ENV]);
+  return env[HOOK_FLUSH_ENV] !== undefined && env[HOOK_FLUSH_ENV]!.trim() !== '' && Number.isFinite(n) && n >= 0 ? Math.min(n, HOOK_FLUSH_MAX_MS) : HOOK_FLUSH_MS;
 }

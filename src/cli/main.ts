@@ -43,6 +43,11 @@ function runHook(args: string[]): Promise<number> {
     argv: args, readStdin: readProcessStdin, env: process.env, cwd: process.cwd(),
     out: (text) => write(1, text),
     err: (line) => write(2, `${line}\n`),
+    // After a telemetry export's bounded flush: a collector still answering must not hold the host's call.
+    end: (code) => {
+      cached?.save();
+      process.exit(code);
+    },
   }).finally(() => cached?.save());
 }
 

@@ -7,7 +7,9 @@ import type { LayerName } from '../policy/rules/compile.js';
 import { formatDiagnostic, LineMap, toJson } from '../policy/file/diagnostics.js';
 import { loadPolicyText, Policy, type PolicyLayer } from '../policy/policy.js';
 import { AllowApproval, DenyApproval, ElicitationAnswer, KeepCallbackOpen, ResultReviewAnswer, SignInAnswer, type OpenCallback } from '../runtime/tree/answers.js';
-import { FileAuditLog } from '../runtime/audit/audit.js';
+import { FileAuditLog, type AuditSink } from '../runtime/audit/audit.js';
+import { shutdownTelemetry, TelemetryAuditSink } from '../runtime/telemetry/auditTelemetry.js';
+import { telemetrySettings } from '../runtime/telemetry/telemetrySettings.js';
 import type { RuntimeEvent } from '../runtime/tree/events.js';
 import { compact, describeEvent } from '../runtime/host/transcript.js';
 import { openAICompatibleFromEnv, providerModelFactory } from '../runtime/providers/index.js';
@@ -99,11 +101,12 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
 
   const answer = args.answer ?? 'keep';
   const transcript: RuntimeEvent[] = [];
-  const audit = args.audit ? new FileAuditLog(path.resolve(io.cwd, args.audit)) : undefined;
+  const policy = Object.keys(layers).length > 0 ? new Policy(layers) : undefined;
+  const audit = telemetryAudit(args.audit ? new FileAuditLog(path.resolve(io.cwd, args.audit)) : undefined, policy);
   const session = await agent.startSession({
     workspaceFolder,
     trusted: args.untrusted !== true,
-    ...(Object.keys(layers).length > 0 ? { policy: new Policy(layers) } : {}),
+    ...(policy ? { policy } : {}),
     ...(audit ? { audit } : {}),
     onApproval: () => {
       if (answer === 'allow') return new AllowApproval();
@@ -129,6 +132,8 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   await session.cancel();
   await collecting;
   audit?.close();
+  // Decisions in OpenTelemetry: what still waits gets a moment to reach the collector.
+  await shutdownTelemetry(TELEMETRY_SHUTDOWN_MS);
 
   if (args.json) {
     io.out(JSON.stringify({
@@ -175,3 +180,16 @@ function describeCallback(c: OpenCallback): string {
   return `[${c.agent}] ${c.request.tool.id} ${compact(c.request.input)} (asked by ${by})`;
 }
 
+
+/** How long a run's end gives the telemetry still waiting to reach the collector. */
+const TELEMETRY_SHUTDOWN_MS = 2000;
+
+/**
+ * The run's audit sink, exporting its lines too when telemetry is on (docs/teams.md, "Decisions in
+ * OpenTelemetry"): without --audit, a sink that keeps nothing but hands the lines to the export.
+ */
+function telemetryAudit(file: AuditSink | undefined, policy: Policy | undefined): AuditSink | undefined {
+  const controls = (): Policy['controls'] | undefined => policy?.controls;
+  if (file === undefined && telemetrySettings(process.env, controls()) === undefined) return undefined;
+  return new TelemetryAuditSink(file ?? { write: () => {}, close: () => {} }, { controls });
+}

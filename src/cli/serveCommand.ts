@@ -10,6 +10,7 @@ import { startDecisionService } from '../hooks/service/decisionService.js';
 import { ensureService } from '../hooks/service/ensureService.js';
 import { ownCliScript } from '../hooks/judge/hookSandbox.js';
 import { defaultStateDir } from '../hooks/state/stateDir.js';
+import { shutdownTelemetry } from '../runtime/telemetry/auditTelemetry.js';
 
 export const SERVE_USAGE = `  agentpolicy serve [--workspace DIR] [--port N] [--state-dir D]
       answers every host's hook calls from one resident process (POST /hook/<agent>, /http/claude);
@@ -93,6 +94,8 @@ export async function serveCommand(args: readonly string[], io: ServeIo): Promis
   io.out(`agentpolicy: serving ${service.address}`);
   await stop;
   await service.close();
+  // Decisions in OpenTelemetry: what still waits gets a moment to reach the collector.
+  await shutdownTelemetry(2000);
   return 0;
 }
 

@@ -7,6 +7,7 @@ import * as l10n from '@vscode/l10n';
 import * as vscode from 'vscode';
 import { initShellParser } from '../policy/shell/shellParser.js';
 import { FileAuditLog } from '../runtime/audit/audit.js';
+import { shutdownTelemetry, TelemetryAuditSink } from '../runtime/telemetry/auditTelemetry.js';
 import { describeSandbox, sandboxAvailabilityLater } from '../runtime/sandbox/sandboxProbe.js';
 import { SessionHost } from '../runtime/host/sessionHost.js';
 import { MCP_CONSENT_KEY } from './models/apiKeys.js';
@@ -36,6 +37,8 @@ import { Transcripts } from './sessions/transcripts.js';
 const POLICY_SELECTOR: vscode.DocumentSelector = [{ scheme: 'file', pattern: '**/*.agentpolicy.jsonc' }, { scheme: 'file', pattern: '**/.agentpolicy.jsonc' }];
 
 
+/** How long a closing window gives the telemetry still waiting to reach the collector. */
+const TELEMETRY_SHUTDOWN_MS = 2000;
 /** How long after activation the hooks' health is checked (the window's decision service is up by then). */
 const HOOK_CHECK_DELAY_MS = 5000;
 export interface AgentPolicyApi {
@@ -71,7 +74,8 @@ export function startCore(shell: Shell): Core {
   // The audit log lives in the workspace's storage; it is also the journal a reload reads.
   const storage = context.storageUri?.fsPath ?? context.globalStorageUri.fsPath;
   const auditFile = path.join(storage, 'audit.jsonl');
-  const audit = new FileAuditLog(auditFile);
+  // Decisions in OpenTelemetry (docs/teams.md): each line also exported when the variables or the managed policy say so.
+  const audit = new TelemetryAuditSink(new FileAuditLog(auditFile), { controls: () => policy.current().controls });
   const host = new SessionHost({ audit: { sink: audit, file: auditFile }, controls: () => policy.current().controls });
   const tree = new CallbacksTree(host, callbacks.view);
   callbacks.fill(tree);
@@ -104,6 +108,7 @@ export function startCore(shell: Shell): Core {
     new vscode.Disposable(host.onDidChange(updateContext).dispose),
     policy.onDidChange(updateContext),
     { dispose: () => audit.close() },
+    { dispose: () => void shutdownTelemetry(TELEMETRY_SHUTDOWN_MS) },
     new PolicyDiagnostics(policy),
     new PolicyStatus(policy),
     startHookAsks({ workspaceFolder, host, policy, auditFile, log }),

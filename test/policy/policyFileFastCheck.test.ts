@@ -136,6 +136,7 @@ const controls = fc
       addRule: fc.boolean(),
       longestGrant: remember,
       mcpServers: fc.record({ allow: globs, deny: globs }, { requiredKeys: [] }),
+      telemetry: fc.record({ enabled: fc.boolean(), content: fc.boolean(), endpoint: fc.constantFrom('http://127.0.0.1:4318', 'https://otel.example.com') }, { requiredKeys: [] }),
     },
     { requiredKeys: [] },
   )
@@ -312,7 +313,7 @@ describe('the fast check of the policy file', () => {
       return Object.keys(found.shape!);
     };
     assert.deepEqual([...FAST_CHECK_SHAPES.keys()].sort(), [
-      'ControlsSchema', 'ControlsSchema.mcpServers', 'HintsSchema', 'InlineTestSchema', 'InputMatcherSchema.equals', 'InputMatcherSchema.exists',
+      'ControlsSchema', 'ControlsSchema.mcpServers', 'ControlsSchema.telemetry', 'HintsSchema', 'InlineTestSchema', 'InputMatcherSchema.equals', 'InputMatcherSchema.exists',
       'InputMatcherSchema.glob', 'InputMatcherSchema.regex', 'PolicyFileSchema', 'RuleSandboxSchema.network', 'RuleSchema', 'TestCallSchema', 'WhenSchema',
     ]);
     for (const [name, keys] of FAST_CHECK_SHAPES) assert.deepEqual(keys, shapeOf(name), name);

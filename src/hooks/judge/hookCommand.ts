@@ -10,6 +10,7 @@ import type { Remember } from '../../policy/file/grantLength.js';
 import type { PolicyDecision } from '../../policy/policy.js';
 import { mcpServerOf, mcpServerRefusal } from '../../policy/rules/managedControls.js';
 import { auditParts, FileAuditLog, inputDigest, summarizeInput, type AuditEntry } from '../../runtime/audit/audit.js';
+import { TelemetryAuditSink } from '../../runtime/telemetry/auditTelemetry.js';
 import { PROTECTED_FILES_HOOK, protectedFilesCheck, protectedPathsOf } from '../../runtime/calls/protected.js';
 import { bridgeDirectories } from '../state/editorDiscovery.js';
 import { HOSTS, type HostAgent } from '../hosts/hostAgents.js';
@@ -199,7 +200,8 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
   const auditBase: Omit<AuditEntry, 'time' | 'event'> = {
     session, agent: call.agent, tool: call.tool.id, inputDigest: inputDigest(call.input), summary: summarizeInput(call.input),
   };
-  const audit = new FileAuditLog(auditFile);
+  // Decisions in OpenTelemetry (docs/teams.md): each line also exported when AGENTPOLICY_ENABLE_TELEMETRY or the managed policy says so.
+  const audit = new TelemetryAuditSink(new FileAuditLog(auditFile), { env: deps.env, controls: () => (loaded.ok ? loaded.policy.controls : undefined) });
   try {
     if (!loaded.ok) {
       const result = blocked(agent, hostCall.event, loaded.reason, hostCall.camelCase);

@@ -5,7 +5,7 @@
 // zod decides, and says what is wrong. So it may refuse anything unusual, but must never accept
 // what the schema refuses (test/policy/policyFileFastCheck.test.ts holds it to that).
 import { isRemember } from './grantLength.js';
-import { decisionValues, ENV_NAME_PATTERN, hintNames, isPersistenceEntry, MARK_PATTERN, MAX_ASK_TIMEOUT_SECONDS, reviewValues, sandboxModes, toolKinds } from './policyNames.js';
+import { decisionValues, ENV_NAME_PATTERN, hintNames, isPersistenceEntry, MARK_PATTERN, MAX_ASK_TIMEOUT_SECONDS, OTLP_ENDPOINT_PATTERN, reviewValues, sandboxModes, toolKinds } from './policyNames.js';
 import { isMaskHost } from './maskHosts.js';
 import type { PolicyFile } from './schema.js';
 
@@ -210,6 +210,7 @@ const controls = strictObject(
     ['addRule', boolean],
     ['longestGrant', remember],
     ['mcpServers', strictObject('ControlsSchema.mcpServers', [['allow', globList], ['deny', globList]])],
+    ['telemetry', strictObject('ControlsSchema.telemetry', [['enabled', boolean], ['content', boolean], ['endpoint', (value) => (typeof value === 'string' && OTLP_ENDPOINT_PATTERN.test(value) ? value : undefined)]])],
   ],
   // The schema's superRefine: allowForSession and longestGrant must not contradict each other.
   (out) =>

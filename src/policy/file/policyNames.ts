@@ -31,3 +31,6 @@ export const MARK_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
  * `agents.spawn` with the hints the runtime gives it.
  */
 export const SUBAGENT_TOOL_ANNOTATIONS = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } as const;
+
+/** A collector's OTLP/HTTP base URL (`controls.telemetry.endpoint`): http or https, a host, an optional path; no spaces. */
+export const OTLP_ENDPOINT_PATTERN = /^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/;

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { isRemember, MAX_GRANT_SECONDS, type Remember } from './grantLength.js';
 import { isMaskHost, MASK_HOST_PATTERN } from './maskHosts.js';
-import { decisionValues, ENV_NAME_PATTERN, hintNames, isPersistenceEntry, MARK_PATTERN, MAX_ASK_TIMEOUT_SECONDS, reviewValues, sandboxModes, toolKinds } from './policyNames.js';
+import { decisionValues, ENV_NAME_PATTERN, hintNames, isPersistenceEntry, MARK_PATTERN, MAX_ASK_TIMEOUT_SECONDS, OTLP_ENDPOINT_PATTERN, reviewValues, sandboxModes, toolKinds } from './policyNames.js';
 
 // The plain names live in policyNames.ts, which the fast check (policyFileFastCheck.ts) shares without zod.
 export { decisionValues, hintNames, MAX_ASK_TIMEOUT_SECONDS, reviewValues, sandboxModes, toolKinds };
@@ -166,6 +166,14 @@ export const ControlsSchema = z
       })
       .optional()
       .describe('Which servers of .vscode/mcp.json may start at all; deny wins over allow'),
+    telemetry: z
+      .strictObject({
+        enabled: z.boolean().optional().describe('true: decisions, asks and answers are exported to OpenTelemetry (OTLP/HTTP) on every machine under this policy; false: never, whatever AGENTPOLICY_ENABLE_TELEMETRY says; left out: the variable decides'),
+        content: z.boolean().optional().describe('true: exported records also carry what a call was about (summaries with command text and paths, reasons, the rule\'s file, the input\'s digest, hosts reached); default false: only ids, decisions, rules and times'),
+        endpoint: z.string().regex(OTLP_ENDPOINT_PATTERN, 'an http:// or https:// URL with a host (and an optional path), no query').optional().describe('The collector\'s OTLP/HTTP base URL (e.g. https://otel.example.com:4318): /v1/logs and /v1/metrics are added; wins over OTEL_EXPORTER_OTLP_ENDPOINT'),
+      })
+      .optional()
+      .describe('Decisions in OpenTelemetry (docs/teams.md): whether they are exported, and whether what a call was about goes with them'),
   })
   .superRefine((controls, ctx) => {
     // Two fields that say the same thing two ways must not contradict each other.

@@ -30,6 +30,8 @@ export interface ManagedControls {
   readonly longestGrant: Remember;
   /** Which MCP servers may start: deny wins; a non-empty allow list lets only its servers start. */
   readonly mcpServers: { readonly allow?: readonly string[]; readonly deny?: readonly string[] };
+  /** Decisions in OpenTelemetry (src/runtime/telemetry): switched on or off, content allowed, the collector. Not a limit on what a person is offered. */
+  readonly telemetry?: { readonly enabled?: boolean; readonly content?: boolean; readonly endpoint?: string };
 }
 
 /** No managed controls: everything the rules allow is offered, every server may start (after a person's consent). */
@@ -45,6 +47,7 @@ export function controlsOf(file: string, controls: Controls | undefined): Manage
     addRule: controls.addRule ?? true,
     longestGrant,
     mcpServers: { ...(controls.mcpServers?.allow ? { allow: controls.mcpServers.allow } : {}), ...(controls.mcpServers?.deny ? { deny: controls.mcpServers.deny } : {}) },
+    ...(controls.telemetry !== undefined ? { telemetry: { ...controls.telemetry } } : {}),
   };
 }
 
