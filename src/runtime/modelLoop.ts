@@ -3,7 +3,7 @@
 // Imports signIn.ts, turn.ts, audit.ts, offeredTools.ts, serverSandbox.ts, the policy's managed controls and hidden tools, and types only (tree, session definition, tool calls, model, tools).
 import { describeDenial } from '../policy/hiddenTools.js';
 import { mcpServerRefusal, NO_CONTROLS } from '../policy/rules/managedControls.js';
-import { auditHidden } from './audit/audit.js';
+import { auditHidden } from './audit/auditSummary.js';
 import { offeredTools } from './calls/offeredTools.js';
 import type { Message } from './model/model.js';
 import type { SessionDefinition } from './tree/sessionDefinition.js';

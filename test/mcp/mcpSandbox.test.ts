@@ -16,7 +16,8 @@ import { policyFileFastCheck } from '../../src/policy/file/policyFileFastCheck.j
 import { PolicyFileSchema } from '../../src/policy/file/schema.js';
 import { Agent, Builtins } from '../../src/runtime/agents/agent.js';
 import { AllowApproval, Completed, DenyApproval, Failed, OpenApproval, type TurnState } from '../../src/runtime/tree/answers.js';
-import { MemoryAuditLog, summarizeInput } from '../../src/runtime/audit/audit.js';
+import { MemoryAuditLog } from '../../src/runtime/audit/audit.js';
+import { summarizeInput } from '../../src/runtime/audit/auditSummary.js';
 import type { RuntimeEvent } from '../../src/runtime/tree/events.js';
 import { probeSandbox, sandboxTesting } from '../../src/runtime/sandbox/sandboxProbe.js';
 import { bridgeMissing, bridgeTools } from '../../src/runtime/sandbox/sandboxNetwork.js';

@@ -4,16 +4,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { canonicalJson } from '../../src/policy/rules/compile.js';
-import {
-  encodeAuditLine,
-  FileAuditLog,
-  inputDigest,
-  joinedLines,
-  MAX_LINE_BYTES,
-  MemoryAuditLog,
-  summarizeInput,
-  type AuditEntry,
-} from '../../src/runtime/audit/audit.js';
+import { encodeAuditLine, FileAuditLog, joinedLines, MAX_LINE_BYTES, MemoryAuditLog, type AuditEntry } from '../../src/runtime/audit/audit.js';
+import { inputDigest, summarizeInput } from '../../src/runtime/audit/auditSummary.js';
 import { auditTable, interruptedSessions, parseAuditText, readAuditLog } from '../../src/runtime/audit/auditRead.js';
 import { runWriter, writersAtOnce } from './auditWriters.js';
 

@@ -9,7 +9,7 @@ import { AllowApproval, type OpenApproval } from '../../src/runtime/tree/answers
 import { ScriptedModel } from '../../src/runtime/model/scripted.js';
 import { fetchTool, type FetchedPage } from '../../src/runtime/tools/fetchTool.js';
 import { htmlToText } from '../../src/runtime/tools/htmlText.js';
-import { summarizeInput } from '../../src/runtime/audit/audit.js';
+import { summarizeInput } from '../../src/runtime/audit/auditSummary.js';
 import type { RuntimeTool, ToolRunContext } from '../../src/runtime/tools/tools.js';
 import { closeLoopbackServer, loopbackPort, startLoopbackServer } from '../loopbackHttp.js';
 

@@ -13,7 +13,8 @@ import {
   type AnswerResult, type ApprovalRequest, type CallbackContext, type RuntimeEvent, type RuntimeTool, type Session,
   type SignInSourceRequest, type TurnState,
 } from '../../src/entries/runtime.js';
-import { inputDigest, type AuditEntry } from '../../src/runtime/audit/audit.js';
+import { type AuditEntry } from '../../src/runtime/audit/audit.js';
+import { inputDigest } from '../../src/runtime/audit/auditSummary.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

@@ -3,7 +3,8 @@
 // prints; the sessions a crash left with open callbacks.
 import * as fs from 'node:fs';
 import { z } from 'zod';
-import { AUDIT_EVENTS, oneLine, truncate, type AuditEntry, type AuditEvent } from './audit.js';
+import { AUDIT_EVENTS, truncate, type AuditEntry, type AuditEvent } from './audit.js';
+import { oneLine } from './auditSummary.js';
 import { AuditSandboxSchema, undoneCell } from './auditSandbox.js';
 
 export interface AuditProblem {

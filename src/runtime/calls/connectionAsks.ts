@@ -7,7 +7,7 @@
 // Parallel connections to one host wait for one question. Every judgement has its audit line.
 // A sandboxed MCP server's process is judged the same way for its command line, its questions not
 // tied to one turn (serverConnections; docs/mcp.md, "Sandboxed servers").
-import { inputDigest, summarizeInput } from '../audit/audit.js';
+import { inputDigest, summarizeInput } from '../audit/auditSummary.js';
 import { OpenApproval, type ApprovalRequest } from '../tree/answers.js';
 import { openCallback } from '../tree/callbacks.js';
 import type { ConnectionDecision, ConnectionTarget } from '../../policy/rules/connection.js';

@@ -8,7 +8,8 @@
 import { hash } from 'node:crypto';
 import type { PolicyDecision } from '../../policy/policy.js';
 import { OpenResultReview, type ResultReviewRequest } from '../tree/answers.js';
-import { inputDigest, summarizeInput, truncate } from '../audit/audit.js';
+import { truncate } from '../audit/audit.js';
+import { inputDigest, summarizeInput } from '../audit/auditSummary.js';
 import { openCallback } from '../tree/callbacks.js';
 import { newId, type SessionScope, type Tree } from '../tree/tree.js';
 import type { TurnCore } from '../tree/turn.js';

@@ -7,7 +7,7 @@
 // (connectionAsks.ts, serverConnections). The session tree hands this host to the tool sources it
 // connects (modelLoop.ts); the MCP side (src/mcp/) starts the process with what `prepare` gives.
 import * as os from 'node:os';
-import { summarizeInput } from '../audit/audit.js';
+import { summarizeInput } from '../audit/auditSummary.js';
 import { commandShell, findBash } from '../sandbox/commandProcess.js';
 import { serverConnections } from './connectionAsks.js';
 import { approvedChangeMark, undoProtectedChanges } from '../sandbox/sandboxCleanup.js';

@@ -10,7 +10,8 @@ import { canonicalJson, InputTooDeepError } from '../../policy/rules/compile.js'
 import { permissionModeDecision } from '../../policy/checking/lint.js';
 import type { PolicyDecision } from '../../policy/policy.js';
 import { OpenApproval, type ApprovalRequest } from '../tree/answers.js';
-import { auditParts, inputDigest, summarizeInput, truncate, type AuditEntry } from '../audit/audit.js';
+import { truncate, type AuditEntry } from '../audit/audit.js';
+import { auditParts, inputDigest, summarizeInput } from '../audit/auditSummary.js';
 import { openCallback } from '../tree/callbacks.js';
 import { closeElicitations, elicit, type CallElicitations } from '../tree/elicitation.js';
 import type { RuntimeEvent } from '../tree/events.js';

@@ -9,7 +9,8 @@ import {
   type AnswerResult, type ApprovalRequest, type CallbackAnswer, type OpenCallback,
 } from './answers.js';
 import { rememberSeconds } from '../../policy/file/grantLength.js';
-import { inputDigest, summarizeInput, type AuditEntry } from '../audit/audit.js';
+import { type AuditEntry } from '../audit/audit.js';
+import { inputDigest, summarizeInput } from '../audit/auditSummary.js';
 import { checkFieldValue } from './elicitationForm.js';
 import type { RuntimeEvent } from './events.js';
 import type { ElicitationSchema } from '../tools/tools.js';

@@ -3,7 +3,7 @@
 // hands it VS Code's bundle): the same keys as vscode.l10n.t, in the same l10n/bundle.l10n.json.
 import * as l10n from '@vscode/l10n';
 import type { OpenCallback } from '../../runtime/tree/answers.js';
-import { summarizeInput } from '../../runtime/audit/audit.js';
+import { summarizeInput } from '../../runtime/audit/auditSummary.js';
 import type { PolicyDecision } from '../../policy/policy.js';
 import type { CommandSandboxReport } from '../../runtime/sandbox/sandboxNote.js';
 import { describeSandbox } from '../../runtime/sandbox/sandboxProbe.js';

@@ -8,7 +8,7 @@
 // a callback id only: the command they run answers the open callback, checked like any other answer.
 import * as l10n from '@vscode/l10n';
 import type { OpenCallback } from '../../runtime/tree/answers.js';
-import { summarizeInput } from '../../runtime/audit/audit.js';
+import { summarizeInput } from '../../runtime/audit/auditSummary.js';
 import type { RuntimeEvent } from '../../runtime/tree/events.js';
 import type { AnswerSurface } from '../../runtime/host/sessionHost.js';
 import type { Choice } from '../asks/answering.js';
