@@ -2,7 +2,8 @@
 // them to the plain readings (trim, split on blanks, drop empties; split, unescape every token).
 import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { compileCommandPattern, parsePointer } from '../../src/policy/rules/compile.js';
+import { compileCommandPattern } from '../../src/policy/rules/commandPatterns.js';
+import { parsePointer } from '../../src/policy/rules/compile.js';
 import { compileNameGlob, GlobError } from '../../src/policy/globs/globs.js';
 
 const blank = fc.constantFrom(' ', '\t', '\n', '\u00a0', '\u2003', '\ufeff', '\u2028');

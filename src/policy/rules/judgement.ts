@@ -3,7 +3,8 @@
 // for it, trust lowering and the sandbox conditions apply to it; then the strictest part decides.
 import { pathWords } from './literalStartIndex.js';
 import { urlsFailure } from '../network/urls.js';
-import { mismatch, unnamedReaches, type CompiledRule, type LayerName } from './compile.js';
+import { unnamedReaches } from './commandPatterns.js';
+import { mismatch, type CompiledRule, type LayerName } from './compile.js';
 import { narrowestRemember } from '../file/grantLength.js';
 import { unionMarks, whenBecause, whenFailure, whenHolds, type SessionMarks } from './flowMarks.js';
 import type { AskSettings, PartDecision, PolicyDecision, SandboxRun, TraceEntry } from './decision.js';
@@ -325,6 +326,6 @@ function joinOptional(a: string | undefined, b: string | undefined): string | un
 
 /** For a trace: what an allowing rule's patterns leave unnamed (src/policy/shell/programs/), when that is why it did not match. */
 function whyCommands(rule: CompiledRule, view: CallView): { why?: string } {
-  const why = unnamedReaches(rule, view.command);
+  const why = unnamedReaches(rule.commands, rule.decision, view.command);
   return why === undefined ? {} : { why };
 }
