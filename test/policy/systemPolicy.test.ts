@@ -4,10 +4,10 @@
 // in /tmp (never /etc), owned by root: these tests run as root, and skip otherwise.
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { adminOnlyFile } from '../../src/policy/system/adminOnly.js';
 import { managedPolicyInForce } from '../../src/policy/system/managedInForce.js';
+import { makeSystemRoot } from './systemRoot.js';
 import { SYSTEM_DIR_VARIABLE, SYSTEM_POLICY_NAME, systemManagedPolicy, systemPolicyDir } from '../../src/policy/system/systemPolicy.js';
 
 /** Not root's: the uid a person's files have here (no account needed to own a file). */
@@ -26,13 +26,7 @@ describe('the system managed policy (src/policy/system)', function () {
   });
 
   beforeEach(() => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'ap-system-'));
-    fs.chmodSync(root, 0o755);
-    dir = path.join(root, 'etc', 'agentpolicy');
-    fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
-    file = path.join(dir, SYSTEM_POLICY_NAME);
-    fs.writeFileSync(file, '{ "version": 1, "rules": [] }\n', { mode: 0o644 });
-    fs.chmodSync(file, 0o644);
+    ({ root, dir, file } = makeSystemRoot('{ "version": 1, "rules": [] }\n'));
     emptyFixed = path.join(root, 'fixed');
     fs.mkdirSync(emptyFixed, { mode: 0o755 });
   });

@@ -167,9 +167,14 @@ export class PolicyService implements vscode.Disposable {
     try {
       text = fs.readFileSync(file, 'utf8');
     } catch {
+      if (layer !== 'workspace') this.log.warn(`the ${layer} policy file ${file} cannot be read`);
+      // The system managed policy in force but unreadable (mode 600): broken, never absent (as the hooks, which block).
+      if (layer === 'managed' && this.managed.from === 'system' && fs.existsSync(file)) {
+        this.states.set(layer, nextLayerState(this.states.get(layer), loadPolicyText('', file, layer)));
+        return;
+      }
       // No file: no layer (a deleted file stops being in force).
       this.states.delete(layer);
-      if (layer !== 'workspace') this.log.warn(`the ${layer} policy file ${file} cannot be read`);
       return;
     }
     const loaded = loadPolicyText(text, file, layer);
