@@ -21,6 +21,7 @@ import { auditTable, interruptedSessions, readAuditLog, sessionMarks } from '../
 import { verifyAuditFiles } from '../runtime/audit/auditVerify.js';
 import { toolsOfferedDiagnostics } from '../runtime/agents/agentsToolsOffered.js';
 import { sandboxForDecision } from '../runtime/calls/sandboxRun.js';
+import { cliManagedPolicy } from './cliManagedPolicy.js';
 import { hookInstallCommand } from './hookInstallCommand.js';
 import { hookStatusCommand } from './hookStatusCommand.js';
 import { HOOK_USAGE, hookMain, readProcessStdin } from './hookMain.js';
@@ -173,6 +174,10 @@ function printDiagnostics(io: CliIo, diagnostics: readonly Diagnostic[], texts: 
 
 function check(values: Values, io: CliIo): number {
   const json = values.json === true;
+  // Which managed policy this machine's agents judge with, and from where (--managed is linted all the same).
+  const trial = str(values, 'managed');
+  const managed = cliManagedPolicy(trial !== undefined ? { file: trial, from: '--managed' } : undefined, io);
+  if (!json) io.err(managed.line);
   const policyFiles = checkedPolicyFiles(values, io);
   const policyFile = policyFiles.find((f) => f.layer === 'workspace') ?? policyFiles[0];
   const texts = new Map<string, string>();
@@ -292,14 +297,16 @@ function explain(values: Values, io: CliIo): number {
 
   const layers: Partial<Record<'managed' | 'workspace' | 'user', PolicyLayer>> = {};
   const texts = new Map<string, string>();
-  const load = (flag: 'managed' | 'user', layer: 'managed' | 'user'): void => {
-    const named = str(values, flag);
+  const load = (flag: 'managed' | 'user', layer: 'managed' | 'user', named = str(values, flag)): void => {
     if (named === undefined) return;
     const { text, file } = readNamed(io, named, `--${flag}`);
     texts.set(file, text);
     layers[layer] = loadPolicyText(text, file, layer);
   };
-  load('managed', 'managed');
+  // The system managed policy when it counts; --managed only without one.
+  const trial = str(values, 'managed');
+  const managed = cliManagedPolicy(trial !== undefined ? { file: trial, from: '--managed' } : undefined, io);
+  load('managed', 'managed', managed.from === 'system' ? managed.file : trial);
   const workspacePolicy = workspacePolicyFile(values, io);
   if (workspacePolicy) {
     texts.set(workspacePolicy.file, workspacePolicy.text);

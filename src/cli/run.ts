@@ -15,6 +15,7 @@ import { compact, describeEvent } from '../runtime/host/transcript.js';
 import { openAICompatibleFromEnv, providerModelFactory } from '../runtime/providers/index.js';
 import { loadWorkspaceAgents } from '../runtime/agents/workspaceAgents.js';
 import { loadMcpConfig, type McpInputs } from '../mcp/mcpConfig.js';
+import { cliManagedPolicy } from './cliManagedPolicy.js';
 import { mcpToolSources } from '../mcp/mcpToolSource.js';
 import { describeDefinitionChange } from '../mcp/mcpToolDefinition.js';
 import { McpToolPins } from '../mcp/mcpToolPins.js';
@@ -57,7 +58,9 @@ export async function runCommand(args: RunArgs, io: RunIo): Promise<number> {
   const load = (file: string | undefined, layer: LayerName): void => {
     if (file) layers[layer] = loadPolicyText(fs.readFileSync(file, 'utf8'), path.relative(io.cwd, file) || file, layer);
   };
-  load(named(args.managed, '--managed'), 'managed');
+  // The system managed policy when it counts; --managed only without one.
+  const managed = cliManagedPolicy(args.managed !== undefined ? { file: named(args.managed, '--managed')!, from: '--managed' } : undefined, io);
+  load(managed.file, 'managed');
   const defaultPolicy = path.join(workspaceFolder, '.agentpolicy.jsonc');
   load(named(args.policy, '--policy') ?? (fs.existsSync(defaultPolicy) ? defaultPolicy : undefined), 'workspace');
   load(named(args.user, '--user'), 'user');

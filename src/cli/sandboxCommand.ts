@@ -19,6 +19,7 @@ import { loadPolicyText, Policy, type PolicyLayer } from '../policy/policy.js';
 import type { LayerName } from '../policy/rules/compile.js';
 import { initShellParser } from '../policy/shell/shellParser.js';
 import { askEditor, findEditor, type EditorAsk, type EditorEndpoint } from '../hooks/editor/editorBridge.js';
+import { cliManagedPolicy } from './cliManagedPolicy.js';
 import { findWorkspacePolicy } from '../hooks/judge/hookPolicy.js';
 import { HOSTS, isHostAgent, type HostAgent } from '../hooks/hosts/hostAgents.js';
 import { commandShell, findBash, locateProgram } from '../runtime/sandbox/commandProcess.js';
@@ -127,7 +128,10 @@ export async function sandboxCommand(argv: readonly string[], io: SandboxIo): Pr
     policyFiles.push(file);
     layers[layer] = loadPolicyText(fs.readFileSync(file, 'utf8'), path.relative(io.cwd, file) || file, layer);
   };
-  load(named(values.managed, '--managed') ?? existingFile(editor?.managedPolicyFile) ?? existingFile(nonEmpty(env.AGENTPOLICY_MANAGED_POLICY)), 'managed');
+  // The system managed policy when it counts; the file --managed, the editor or the variable names only without one.
+  const trialFile = named(values.managed, '--managed') ?? existingFile(editor?.managedPolicyFile) ?? existingFile(nonEmpty(env.AGENTPOLICY_MANAGED_POLICY));
+  const trialFrom = values.managed !== undefined ? '--managed' : existingFile(editor?.managedPolicyFile) !== undefined ? 'the editor' : 'AGENTPOLICY_MANAGED_POLICY';
+  load(cliManagedPolicy(trialFile !== undefined ? { file: trialFile, from: trialFrom } : undefined, { err: io.err, cwd: io.cwd, env }).file, 'managed');
   load(policyFile, 'workspace');
   load(named(values.user, '--user') ?? existingFile(editor?.userPolicyFile) ?? existingFile(nonEmpty(env.AGENTPOLICY_USER_POLICY)), 'user');
   const invalid = Object.values(layers).filter((l) => !l.valid);

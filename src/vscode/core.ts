@@ -107,6 +107,8 @@ export function startCore(shell: Shell): Core {
     new Transcripts(host),
     new vscode.Disposable(host.onDidChange(updateContext).dispose),
     policy.onDidChange(updateContext),
+    // Which managed policy is in force, and from where: the system's, the setting's or none.
+    policy.onDidChange(() => status.setManaged(policy.managedInForce().line)),
     { dispose: () => audit.close() },
     { dispose: () => void shutdownTelemetry(TELEMETRY_SHUTDOWN_MS) },
     new PolicyDiagnostics(policy),
@@ -120,6 +122,7 @@ export function startCore(shell: Shell): Core {
     ...chatModels.disposables,
   );
   updateContext();
+  status.setManaged(policy.managedInForce().line);
   // Hooks of other agents set up here that can no longer start (an update moved the CLI they fall
   // back to, a client deleted) are said once the window has settled, with a button to fix them.
   if (installedHookHosts(workspaceFolder).length > 0) {

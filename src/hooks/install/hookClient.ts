@@ -104,7 +104,7 @@ case $ap_timeout in
   *[!0-9]*) ap_plain=0 ;;
 esac
 # Variables that change what the hook reads: only the in-process hook sees them.
-if [ -n "\${AGENTPOLICY_MANAGED_POLICY:-}\${AGENTPOLICY_USER_POLICY:-}\${AGENTPOLICY_AUDIT:-}" ]; then ap_plain=0; fi
+if [ -n "\${AGENTPOLICY_MANAGED_POLICY:-}\${AGENTPOLICY_USER_POLICY:-}\${AGENTPOLICY_AUDIT:-}\${AGENTPOLICY_SYSTEM_DIR:-}" ]; then ap_plain=0; fi
 
 # A private folder for the input (read once, sent to the service or to the in-process hook) and the answer.
 ap_tmp=

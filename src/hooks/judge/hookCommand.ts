@@ -193,6 +193,9 @@ async function judgeAndAnswer(options: HookOptions, deps: HookDeps, hostCall: Ho
     ...(options.policyFile !== undefined ? { policyFile: options.policyFile } : {}),
     ...(options.workspace !== undefined ? { workspace: options.workspace } : {}),
     ...pick('managedFile', options.managedFile ?? editor?.managedPolicyFile ?? nonEmpty(deps.env.AGENTPOLICY_MANAGED_POLICY)),
+    // What named it (the system managed policy, when one counts, is in force instead: managedInForce.ts).
+    managedFrom: options.managedFile !== undefined ? '--managed' : editor?.managedPolicyFile !== undefined ? 'the editor' : 'AGENTPOLICY_MANAGED_POLICY',
+    system: { env: deps.env },
     ...pick('userFile', options.userFile ?? editor?.userPolicyFile ?? nonEmpty(deps.env.AGENTPOLICY_USER_POLICY)),
   });
   const auditFile = options.auditFile ?? editor?.auditFile ?? nonEmpty(deps.env.AGENTPOLICY_AUDIT) ?? path.join(stateDir, 'audit.jsonl');

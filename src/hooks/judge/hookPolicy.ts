@@ -1,5 +1,6 @@
 // The layered policy a hook judges with: the workspace's `.agentpolicy.jsonc` (found at or above
-// the host's folder), and the managed and user files the editor or the command line names. An
+// the host's folder), the system managed policy (or, without one, the managed file the editor or
+// the command line names: managedInForce.ts), and the user file they name. An
 // invalid file is replaced by its last valid version, kept per file in the user's state folder
 // (the editor keeps its own in memory; a hook is a new process each call); with none, the hook
 // blocks. A text validated before is not validated again (see compileLayer). Loading never
@@ -12,6 +13,8 @@ import { HeldPolicy } from '../../policy/editing/heldPolicy.js';
 import { nextLayerState, Policy, loadPolicyText, type LayerState, type PolicyLayer } from '../../policy/policy.js';
 import type { Span } from '../../policy/file/jsoncFast.js';
 import type { PolicyFile } from '../../policy/file/schema.js';
+import { managedPolicyInForce, type ManagedInForce } from '../../policy/system/managedInForce.js';
+import type { SystemPolicyOptions } from '../../policy/system/systemPolicy.js';
 import { writePrivateFile } from '../state/privateFile.js';
 import { defaultStateDir } from '../state/stateDir.js';
 
@@ -24,15 +27,20 @@ export interface HookPolicySources {
   policyFile?: string;
   /** `--workspace`: the folder paths resolve against, instead of the policy's folder. */
   workspace?: string;
+  /** A managed policy named for trying one out: in force only without a system managed policy (managedInForce.ts). */
   managedFile?: string;
+  /** What named `managedFile`, for the warning when the system's is in force (default `--managed`). */
+  managedFrom?: string;
+  /** How the system managed policy is found (default: this process's platform and environment). */
+  system?: SystemPolicyOptions;
   userFile?: string;
   /** Where last valid versions are kept (default: the user's state folder). */
   stateDir?: string;
 }
 
 export type HookPolicy =
-  | { ok: true; policy: Policy; workspaceFolder: string; files: string[]; warnings: string[]; workspace?: { text: string; shown: string } }
-  | { ok: false; reason: string; workspaceFolder: string };
+  | { ok: true; policy: Policy; workspaceFolder: string; files: string[]; warnings: string[]; managed: ManagedInForce; workspace?: { text: string; shown: string } }
+  | { ok: false; reason: string; workspaceFolder: string; managed: ManagedInForce };
 
 export { defaultStateDir };
 
@@ -164,11 +172,14 @@ export function loadHookPolicy(sources: HookPolicySources): HookPolicy {
   const stateDir = sources.stateDir ?? defaultStateDir();
   const workspaceFile = sources.policyFile !== undefined ? path.resolve(sources.folder, sources.policyFile) : findWorkspacePolicy(sources.folder);
   const workspaceFolder = path.resolve(sources.workspace ?? (workspaceFile !== undefined ? path.dirname(workspaceFile) : sources.folder));
-  const warnings: string[] = [];
+  // The system managed policy when it counts; a trial file only without one.
+  const trial = sources.managedFile !== undefined ? { file: path.resolve(sources.folder, sources.managedFile), from: sources.managedFrom ?? '--managed' } : undefined;
+  const managed = managedPolicyInForce(trial, sources.system);
+  const warnings: string[] = [...managed.warnings];
   const layers: Partial<Record<LayerName, LayerState>> = {};
   const files: string[] = [];
   let workspace: { text: string; shown: string } | undefined;
-  const named: Array<[LayerName, string | undefined]> = [['managed', sources.managedFile], ['workspace', workspaceFile], ['user', sources.userFile]];
+  const named: Array<[LayerName, string | undefined]> = [['managed', managed.file], ['workspace', workspaceFile], ['user', sources.userFile]];
   for (const [layer, file] of named) {
     if (file === undefined) continue;
     const full = path.resolve(sources.folder, file);
@@ -176,13 +187,13 @@ export function loadHookPolicy(sources: HookPolicySources): HookPolicy {
     const inside = path.relative(workspaceFolder, full);
     const shown = layer === 'workspace' && !inside.startsWith('..') && !path.isAbsolute(inside) ? inside : full;
     const loaded = loadLayer(full, shown, layer, stateDir, warnings);
-    if ('error' in loaded) return { ok: false, reason: loaded.error, workspaceFolder };
+    if ('error' in loaded) return { ok: false, reason: loaded.error, workspaceFolder, managed };
     layers[layer] = loaded.state;
     if (layer === 'workspace') workspace = { text: loaded.text, shown };
     files.push(path.resolve(sources.folder, file));
     if (loaded.warning) warnings.push(loaded.warning);
   }
-  return { ok: true, policy: new Policy(layers), workspaceFolder, files, warnings, ...(workspace ? { workspace } : {}) };
+  return { ok: true, policy: new Policy(layers), workspaceFolder, files, warnings, managed, ...(workspace ? { workspace } : {}) };
 }
 
 /**

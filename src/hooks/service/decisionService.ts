@@ -30,6 +30,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { initShellParser } from '../../policy/shell/shellParser.js';
+import { systemManagedPolicy } from '../../policy/system/systemPolicy.js';
 import { editorFor } from '../editor/editorBridge.js';
 import { MAX_SOCKET_PATH_BYTES } from '../state/editorDiscovery.js';
 import { blocked, runHook, type HookDeps, type HookOptions } from '../judge/hookCommand.js';
@@ -111,8 +112,11 @@ export class PolicyCache {
     const userFile = sources.userFile !== undefined ? path.resolve(folder, sources.userFile) : undefined;
     // What the result depends on besides the files' contents: the same key and stamps give the same policy.
     const workspaceFolder = path.resolve(sources.workspace ?? (workspaceFile !== undefined ? path.dirname(workspaceFile) : folder));
-    const files = [managedFile, workspaceFile, userFile];
-    const key = JSON.stringify([sources.stateDir ?? '', workspaceFolder, ...files.map((f) => f ?? null)]);
+    // The system managed policy, checked at every call (its owner or a folder's mode may change
+    // without its stamp changing): what is found is part of the key, its file one of the stamped.
+    const system = systemManagedPolicy(sources.system);
+    const files = [managedFile, workspaceFile, userFile, system.kind === 'none' ? undefined : system.file];
+    const key = JSON.stringify([sources.stateDir ?? '', workspaceFolder, ...files.map((f) => f ?? null), system]);
     const stamp = files.map(stampOf).join('|');
     const kept = this.kept.get(key);
     this.kept.delete(key);

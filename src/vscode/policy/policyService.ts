@@ -1,5 +1,7 @@
 // The policy in force for the workspace: managed, workspace and user layers, each reloaded when
-// its file changes; a broken file never replaces the last valid version (nextLayerState).
+// its file changes; a broken file never replaces the last valid version (nextLayerState). The
+// managed layer is the system managed policy when it counts, else the file the machine-scoped
+// setting names, for trying one out (managedInForce.ts): checked again whenever either changes.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -7,6 +9,7 @@ import type { LayerName } from '../../policy/rules/compile.js';
 import { HeldPolicy } from '../../policy/editing/heldPolicy.js';
 import { contentDigest, looseningDiff, type LooseningChange } from '../../policy/editing/loosening.js';
 import { loadPolicyText, nextLayerState, Policy, type LayerState, type PolicyLayer } from '../../policy/policy.js';
+import { managedPolicyInForce, type ManagedInForce } from '../../policy/system/managedInForce.js';
 import type { Log } from '../basics/log.js';
 
 const ACCEPTED_KEY = 'agentPolicy.acceptedWorkspacePolicy';
@@ -113,6 +116,12 @@ export class PolicyService implements vscode.Disposable {
     return { ...(managed !== undefined ? { managed } : {}), ...(user !== undefined ? { user } : {}) };
   }
 
+  /** Which managed policy is in force, and from where (the status bar's tooltip says it). */
+  managedInForce(): ManagedInForce {
+    return this.managed;
+  }
+
+  private managed: ManagedInForce = managedPolicyInForce(undefined);
   private watchers: vscode.Disposable[] = [];
 
   private configure(): void {
@@ -122,9 +131,12 @@ export class PolicyService implements vscode.Disposable {
     this.states.clear();
     const config = vscode.workspace.getConfiguration('agentPolicy');
     const expand = (f: string): string => path.resolve(this.workspaceFolder, f.replace(/^~(?=\/|$)/, process.env.HOME ?? '~'));
-    const managed = config.get<string>('managedPolicyFile', '').trim();
+    const trial = config.get<string>('managedPolicyFile', '').trim();
     const user = config.get<string>('userPolicyFile', '').trim();
-    if (managed) this.files.set('managed', expand(managed));
+    this.managed = managedPolicyInForce(trial ? { file: expand(trial), from: 'the setting agentPolicy.managedPolicyFile' } : undefined);
+    for (const warning of this.managed.warnings) this.log.warn(warning);
+    this.log.info(this.managed.line);
+    if (this.managed.file !== undefined) this.files.set('managed', this.managed.file);
     this.files.set('workspace', path.join(this.workspaceFolder, WORKSPACE_POLICY_FILE));
     if (user) this.files.set('user', expand(user));
     for (const [layer, file] of this.files) {
@@ -139,6 +151,14 @@ export class PolicyService implements vscode.Disposable {
       watcher.onDidDelete(reload);
       this.watchers.push(watcher);
     }
+    // The system file appearing, changing or going away: which managed policy counts is decided again.
+    const system = this.managed.system.file;
+    const systemWatcher = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(path.dirname(system)), path.basename(system)));
+    const recheck = (): void => this.configure();
+    systemWatcher.onDidChange(recheck);
+    systemWatcher.onDidCreate(recheck);
+    systemWatcher.onDidDelete(recheck);
+    this.watchers.push(systemWatcher);
     this.rebuild();
   }
 
@@ -147,9 +167,14 @@ export class PolicyService implements vscode.Disposable {
     try {
       text = fs.readFileSync(file, 'utf8');
     } catch {
+      if (layer !== 'workspace') this.log.warn(`the ${layer} policy file ${file} cannot be read`);
+      // The system managed policy in force but unreadable (mode 600): broken, never absent (as the hooks, which block).
+      if (layer === 'managed' && this.managed.from === 'system' && fs.existsSync(file)) {
+        this.states.set(layer, nextLayerState(this.states.get(layer), loadPolicyText('', file, layer)));
+        return;
+      }
       // No file: no layer (a deleted file stops being in force).
       this.states.delete(layer);
-      if (layer !== 'workspace') this.log.warn(`the ${layer} policy file ${file} cannot be read`);
       return;
     }
     const loaded = loadPolicyText(text, file, layer);
