@@ -1,12 +1,13 @@
 // `agentpolicy hook status [--workspace DIR] [--json]`: per host, for the workspace, whether our
 // hook entry is installed, what it runs and whether that can start, whether the decision service
-// answers, the host's last call, what happens on failure, and whether its commands are sandboxed
+// answers, the managed policy the hooks judge with, the host's last call, what happens on failure, and whether its commands are sandboxed
 // (src/hooks/setup/hookStatus.ts; docs/hooks.md, "Seeing who is governed").
 // Exit codes: 0 no warning, 1 a warning (a hook that cannot start), 2 usage.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { hookStatus, hookStatusLine, type HookStatusOptions } from '../hooks/setup/hookStatus.js';
+import { managedPolicyInForce } from '../policy/system/managedInForce.js';
 
 export interface HookStatusIo {
   out: (line: string) => void;
@@ -42,10 +43,16 @@ export async function hookStatusCommand(argv: readonly string[], io: HookStatusI
     // Not there.
   }
   if (!isFolder) return usage(io, `--workspace ${values.workspace ?? '.'}: no such folder`);
-  const statuses = await hookStatus({ ...extra, workspace, env: io.env ?? process.env });
+  const env = io.env ?? process.env;
+  const statuses = await hookStatus({ ...extra, workspace, env });
+  // The managed layer every host's hook judges with (docs/teams.md): the system file when it counts.
+  const trial = env.AGENTPOLICY_MANAGED_POLICY !== undefined && env.AGENTPOLICY_MANAGED_POLICY !== '' ? { file: path.resolve(workspace, env.AGENTPOLICY_MANAGED_POLICY), from: 'AGENTPOLICY_MANAGED_POLICY' } : undefined;
+  const managed = managedPolicyInForce(trial, { env });
   if (values.json === true) {
     io.out(JSON.stringify(statuses, null, 2));
   } else {
+    io.out(managed.line);
+    for (const w of managed.warnings) io.out(`warning: ${w}`);
     for (const s of statuses) io.out(hookStatusLine(s));
     for (const s of statuses) if (s.warning !== undefined) io.out(`warning: ${s.warning}. Fix: ${s.fix}`);
   }

@@ -24,11 +24,13 @@ describe('agentpolicy hook status', () => {
   let env: NodeJS.ProcessEnv;
   const state = (): string => path.join(stateHome, 'agentpolicy');
 
-  const status = async (...argv: string[]): Promise<{ code: number; out: string[]; err: string[]; json: HostHookStatus[] | undefined }> => {
+  /** `out`: the hosts' lines; `managed`: the first line, the managed policy the hooks judge with. */
+  const status = async (...argv: string[]): Promise<{ code: number; out: string[]; managed: string | undefined; err: string[]; json: HostHookStatus[] | undefined }> => {
     const out: string[] = [];
     const err: string[] = [];
     const code = await hookStatusCommand(argv, { out: (l) => out.push(l), err: (l) => err.push(l), cwd: ws, env }, { findEditor: () => undefined, sandboxAvailable: () => ({ available: sandboxHere }) });
-    return { code, out, err, json: argv.includes('--json') && out.length === 1 ? (JSON.parse(out[0]!) as HostHookStatus[]) : undefined };
+    const json = argv.includes('--json') && out.length === 1 ? (JSON.parse(out[0]!) as HostHookStatus[]) : undefined;
+    return { code, out: json === undefined ? out.slice(1) : out, managed: json === undefined ? out[0] : undefined, err, json };
   };
   let sandboxHere = true;
   /** `hook install` as a person runs it; `--via command` for Claude Code's client instead of its http hook. */
@@ -72,6 +74,7 @@ describe('agentpolicy hook status', () => {
     }
     const human = await status();
     assert.equal(human.code, 0);
+    assert.match(human.managed!, /^managed policy: none \(no .*managed\.agentpolicy\.jsonc\)$/);
     assert.equal(human.out.length, HOST_AGENTS.length);
     assert.match(human.out[0]!, /^Claude Code \(claude\): not installed; service not running; no call in the audit log; on failure: .*commands not sandboxed$/);
   });
