@@ -137,8 +137,10 @@ function readNamed(io: CliIo, file: string, flag: string): { text: string; file:
   const full = path.resolve(io.cwd, file);
   try {
     return { text: fs.readFileSync(full, 'utf8'), file };
-  } catch {
-    throw new UsageError(`${flag} ${file}: no such file`);
+  } catch (error) {
+    // A file that is there but cannot be read (a system managed policy this user may not read) says so.
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(`${flag} ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'not readable by this user' : `cannot be read (${code ?? String(error)})`}`);
   }
 }
 
