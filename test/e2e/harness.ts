@@ -11,6 +11,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { defaultStateDir } from '../../src/hooks/state/stateDir';
+import { pinsFileOf } from '../../src/mcp/mcpToolPins';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 
@@ -772,7 +773,11 @@ export function useVsCode(): { open(name: string, options?: OpenOptions): Promis
       await vs.close();
       vs = undefined;
     }
-    if (workspace) fs.rmSync(workspace, { recursive: true, force: true });
+    if (workspace) {
+      fs.rmSync(workspace, { recursive: true, force: true });
+      // Its MCP tool pins (docs/mcp.md) are kept in the user's state folder, by the copy's path.
+      fs.rmSync(pinsFileOf(workspace, defaultStateDir(process.env)), { force: true });
+    }
     workspace = undefined;
   });
   return {
@@ -805,6 +810,17 @@ export async function startSession(v: VsCode, agent: string, prompt: string): Pr
   assert.ok(agents.includes(agent), `the quick pick lists the agent "${agent}" (it lists: ${agents.join(', ')})`);
   await v.pickQuickItem(exactly(agent));
   await v.typeInQuickInput(prompt);
+}
+
+/** Answers the modal that asks before a server of mcp.json starts: it names the server and what it runs. */
+export async function allowServerStart(v: VsCode, name: string, runs: RegExp): Promise<void> {
+  const dialog = v.page.locator('.monaco-dialog-box').filter({ hasText: `start the MCP server "${name}"` });
+  await dialog.waitFor({ state: 'visible', timeout: 120_000 }).catch(async () => {
+    throw await v.failure(`no dialog asked to start the MCP server ${name}`);
+  });
+  assert.match(await textOf(dialog), runs, 'the dialog says what the server runs');
+  await v.screenshot(`mcp-start-${name}`);
+  await dialog.getByRole('button', { name: 'Start Server' }).click();
 }
 
 /** Waits for a file in the workspace to exist with content matching `want` (it may be seen mid-write). */

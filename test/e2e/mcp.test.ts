@@ -8,23 +8,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { startHttpFixture, type HttpFixture } from '../mcp/fixtures/httpServer';
-import { activated, addAgent, countLabel, startSession, textOf, transcriptText, useVsCode, type VsCode, waitForFile } from './harness';
+import { activated, addAgent, allowServerStart, countLabel, startSession, textOf, transcriptText, useVsCode, waitForFile } from './harness';
 
 const LIBRARIAN_WRITE = /librarian wants to run mcp\.files\.write_file/;
 
 describe('MCP servers in VS Code (e2e)', function () {
   const { open } = useVsCode();
-
-  /** The modal that asks before a server of mcp.json starts: it names the server and what it runs. */
-  async function allowServerStart(v: VsCode, name: string, runs: RegExp): Promise<void> {
-    const dialog = v.page.locator('.monaco-dialog-box').filter({ hasText: `start the MCP server "${name}"` });
-    await dialog.waitFor({ state: 'visible', timeout: 120_000 }).catch(async () => {
-      throw await v.failure(`no dialog asked to start the MCP server ${name}`);
-    });
-    assert.match(await textOf(dialog), runs, 'the dialog says what the server runs');
-    await v.screenshot(`mcp-start-${name}`);
-    await dialog.getByRole('button', { name: 'Start Server' }).click();
-  }
 
   it('the librarian lists and reads through the filesystem server without asking, and its write is asked in a notification', async () => {
     const v = await open('mcp-librarian');
