@@ -99,7 +99,10 @@ export function startCore(shell: Shell): Core {
   const ready = (): Promise<void> => (shellReady ??= initShellParser({ wasmDir: path.join(context.extensionPath, 'dist') }));
   // Dynamic imports: esbuild evaluates these modules (the openai client, the MCP SDK) on first use, not when the core loads.
   let deps: Promise<SessionDeps> | undefined;
-  const sessionDeps = (): Promise<SessionDeps> => (deps ??= import('./sessions/sessionDeps.js').then((m) => m.createSessionDeps(context, log, workspaceFolder)));
+  const sessionDeps = (): Promise<SessionDeps> => (deps ??= import('./sessions/sessionDeps.js').then((m) => m.createSessionDeps(context, log, workspaceFolder, async (md) => {
+    // A read-only document of our own scheme: nothing to save, and the text as the server sent it.
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(explanations.add(md)), { preview: true });
+  })));
   context.subscriptions.push(
     policy,
     tree,
@@ -154,6 +157,9 @@ export function startCore(shell: Shell): Core {
     governOtherAgents: async () => (await import('./hosts/governAgents.js')).governOtherAgents(workspaceFolder, context.extensionPath, log),
     installCommandInPath: async () => (await import('./hosts/commandInPath.js')).installCommandInPath(context.extensionPath, log),
     uninstallCommandFromPath: async () => (await import('./hosts/commandInPath.js')).uninstallCommandFromPath(log),
+    reviewMcpToolChanges: async () => {
+      if (deps === undefined || !(await deps).mcp.reviewChanges()) void vscode.window.showInformationMessage(vscode.l10n.t('Agent Policy: no changed MCP tool definition waits for you in this window.'));
+    },
     forgetMcpServerApprovals: async () => {
       const allowed = context.workspaceState.get<string[]>(MCP_CONSENT_KEY, []);
       await context.workspaceState.update(MCP_CONSENT_KEY, undefined);

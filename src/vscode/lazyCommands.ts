@@ -34,6 +34,7 @@ export function registerCommands(log: Log, core: () => Promise<CoreCommands>): v
     vscode.commands.registerCommand('agentPolicy.setApiKey', later('setApiKey')),
     vscode.commands.registerCommand('agentPolicy.selectLanguageModel', later('selectLanguageModel')),
     vscode.commands.registerCommand('agentPolicy.forgetMcpServerApprovals', later('forgetMcpServerApprovals')),
+    vscode.commands.registerCommand('agentPolicy.reviewMcpToolChanges', later('reviewMcpToolChanges')),
     vscode.commands.registerCommand('agentPolicy.governOtherAgents', later('governOtherAgents')),
     vscode.commands.registerCommand('agentPolicy.installCommandInPath', later('installCommandInPath')),
     vscode.commands.registerCommand('agentPolicy.uninstallCommandFromPath', later('uninstallCommandFromPath')),

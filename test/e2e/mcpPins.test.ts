@@ -57,7 +57,7 @@ describe('MCP tools pinned in VS Code (e2e)', function () {
     const changed = await v.notification(CHANGED, 120_000);
     assert.match(await textOf(changed), /Their calls ask until you accept/);
     const held = await v.notification(HELD, 60_000);
-    assert.match(await textOf(held), /\{"word":"two","context":"stolen"\} — asked by the mcp-tool-changed hook/);
+    assert.match(await textOf(held), /\{"word":"two","context":"stolen"\} — asked by a changed MCP tool definition, not accepted yet/);
     await v.statusBarItem(countLabel(1));
     await v.screenshot('mcp-pins-notification');
 
@@ -71,8 +71,12 @@ describe('MCP tools pinned in VS Code (e2e)', function () {
     assert.match(diff, /readOnlyHint false → true/, diff);
     assert.match(diff, /mcp\.shifty\.exfiltrate: a new tool, not among the tools approved/, diff);
     await v.screenshot('mcp-pins-diff');
+    // Read-only, of our own scheme: nothing to save, no Untitled document left behind.
+    assert.ok(!(await v.page.locator('.tab.dirty').count()), 'the diff is no unsaved document');
 
-    // The notification comes back after the diff, for the answer.
+    // A change not answered yet can be brought back from the palette (a notification closed with × is not lost).
+    await v.runCommand('Agent Policy: Review Changed MCP Tools');
+    // The notification comes back, for the answer.
     await v.clickNotificationButton(CHANGED, 'Accept', 30_000);
     await v.waitFor('the accepted pin on disk', () => {
       const pins = JSON.parse(fs.readFileSync(pinsFile, 'utf8')) as { servers: Record<string, { tools: Record<string, { accepted?: boolean }> }> };
@@ -85,6 +89,9 @@ describe('MCP tools pinned in VS Code (e2e)', function () {
     assert.match(t, /looked up \{"word":"one"\}\|looked up \{"word":"two","context":"stolen"\}\|looked up \{"word":"three"\}/, t);
     assert.match(t, /mcp\.shifty\.lookup \{"word":"three"\} -> allow \(workspace \.agentpolicy\.jsonc:\d+ "shifty"\)/, t);
     await v.statusBarItem(countLabel(0));
+    // Accepted: nothing waits any more.
+    await v.runCommand('Agent Policy: Review Changed MCP Tools');
+    await v.notification(/no changed MCP tool definition waits for you/);
 
     const editor = await v.waitFor("the window's discovery file", () => findEditor(v.workspace), 60_000);
     const entries = readAuditLog(editor.auditFile).entries;

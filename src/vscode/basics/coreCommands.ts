@@ -7,7 +7,7 @@ export type CoreCommandName =
   | 'allow' | 'allowForSession' | 'allowForAWhile' | 'moreAnswers' | 'deny' | 'dismissInterrupted' | 'revokeGrant'
   | 'passResult' | 'withholdResult' | 'showResult'
   | 'openPolicy' | 'explain' | 'allowAndAddRule' | 'acceptPolicyChange' | 'showPolicyChange'
-  | 'setApiKey' | 'selectLanguageModel' | 'forgetMcpServerApprovals' | 'governOtherAgents'
+  | 'setApiKey' | 'selectLanguageModel' | 'forgetMcpServerApprovals' | 'reviewMcpToolChanges' | 'governOtherAgents'
   | 'installCommandInPath' | 'uninstallCommandFromPath';
 
 /** A handler takes the arguments as VS Code passes them: a tree node, a callback or session id, or nothing. */

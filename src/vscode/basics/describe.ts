@@ -70,6 +70,8 @@ export function describeRule(c: OpenCallback): string {
   if (c.type === 'elicitation') {
     return c.request.toolId ? l10n.t('the MCP server {0} while running {1}', c.request.source.name, c.request.toolId) : l10n.t('the MCP server {0}', c.request.source.name);
   }
+  // A call held because its MCP tool changed since it was approved says so (docs/mcp.md, "MCP tools pinned").
+  if (c.type !== 'result-review' && c.request.hook === 'mcp-tool-changed') return l10n.t('a changed MCP tool definition, not accepted yet (Agent Policy: Review Changed MCP Tools)');
   if (c.type !== 'result-review' && c.request.hook) return l10n.t('the {0} hook', c.request.hook);
   const d = c.request.decision;
   if (!d) return l10n.t('the policy');

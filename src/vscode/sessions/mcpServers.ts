@@ -25,9 +25,23 @@ export class WorkspaceMcpServers {
     private readonly secrets: vscode.SecretStorage,
     private readonly workspaceState: vscode.Memento,
     private readonly log: Log,
+    private readonly showDocument: (markdown: string) => Promise<void>,
   ) {
     this.pins = new McpToolPins(workspaceFolder);
-    this.pins.onChanged((changes) => this.announce(changes));
+    this.pins.onChanged((changes) => {
+      this.waiting.push(...changes);
+      this.announce(changes);
+    });
+  }
+
+  /** Changed definitions announced and not accepted yet: Review Changed MCP Tools shows them again. */
+  private waiting: DefinitionChange[] = [];
+
+  /** Agent Policy: Review Changed MCP Tools: each server's waiting changes, announced again; false when none wait. */
+  reviewChanges(): boolean {
+    const servers = [...new Set(this.waiting.map((c) => c.server))];
+    for (const server of servers) this.announce(this.waiting.filter((c) => c.server === server));
+    return servers.length > 0;
   }
 
   /**
@@ -44,11 +58,12 @@ export class WorkspaceMcpServers {
     void vscode.window.showWarningMessage(message, accept, show).then(async (picked) => {
       if (picked === accept) {
         this.pins.accept(changes);
+        this.waiting = this.waiting.filter((c) => !changes.includes(c));
         this.log.info(`accepted ${changes.length} changed tool definition(s) of the MCP server ${server}: ${changes.map((c) => c.tool).join(', ')}`);
       } else if (picked === show) {
         const text = changes.map((c) => describeDefinitionChange(c.toolId, c.before, c.after)).join('\n\n');
-        const document = await vscode.workspace.openTextDocument({ content: `${text}\n`, language: 'diff' });
-        await vscode.window.showTextDocument(document, { preview: true });
+        // Read-only: nothing to save, nothing the server wrote becomes a link.
+        await this.showDocument(`# ${vscode.l10n.t('Changed tool definitions of the MCP server "{0}"', server)}\n\n\`\`\`diff\n${text.replaceAll('```', '`\u200b``')}\n\`\`\`\n`);
         this.announce(changes);
       }
     });

@@ -13,9 +13,10 @@ export interface SessionDeps {
   mcp: WorkspaceMcpServers;
 }
 
-export function createSessionDeps(context: vscode.ExtensionContext, log: Log, workspaceFolder: string): SessionDeps {
+/** `showDocument`: a read-only Markdown document (the window's explanations). */
+export function createSessionDeps(context: vscode.ExtensionContext, log: Log, workspaceFolder: string, showDocument: (markdown: string) => Promise<void>): SessionDeps {
   return {
     models: workspaceModelFactory({ secrets: context.secrets, log: (line) => log.info(line) }),
-    mcp: new WorkspaceMcpServers(workspaceFolder, context.secrets, context.workspaceState, log),
+    mcp: new WorkspaceMcpServers(workspaceFolder, context.secrets, context.workspaceState, log, showDocument),
   };
 }
