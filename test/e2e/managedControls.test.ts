@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { findEditor } from '../../src/hooks/editor/editorBridge';
 import { claudeHook, decisionOf, useStateFolder } from './claudeHook';
-import { activated, useVsCode } from './harness';
+import { activated, countLabel, useVsCode } from './harness';
 
 describe('managed controls in VS Code (e2e)', function () {
   const { open } = useVsCode();
@@ -50,5 +50,44 @@ describe('managed controls in VS Code (e2e)', function () {
     assert.ok(answers.some((l) => /Allow for 1 Hour/.test(l)) && !answers.some((l) => /Allow for Session/.test(l)), answers.join('\n'));
     await v.pickQuickItem(/Allow for 1 Hour/);
     assert.equal(decisionOf(await first).decision, 'allow');
+  });
+
+  describe('the system managed policy', () => {
+    let systemDir = '';
+    let before: string | undefined;
+    beforeEach(() => {
+      // A root-owned folder no one else may write (mkdtemp makes it 0700 under the sticky /tmp):
+      // the test stand-in for /etc/agentpolicy, taken only because it passes the same ownership check.
+      systemDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-policy-e2e-system-'));
+      fs.writeFileSync(path.join(systemDir, 'managed.agentpolicy.jsonc'), JSON.stringify({ version: 1, rules: [{ id: 'no-rm', tools: ['builtin.run_command'], commands: ['rm *'], decision: 'deny', reason: 'the organisation says no' }] }), { mode: 0o644 });
+      before = process.env.AGENTPOLICY_SYSTEM_DIR;
+      process.env.AGENTPOLICY_SYSTEM_DIR = systemDir;
+    });
+    afterEach(() => {
+      if (before === undefined) delete process.env.AGENTPOLICY_SYSTEM_DIR;
+      else process.env.AGENTPOLICY_SYSTEM_DIR = before;
+      fs.rmSync(systemDir, { recursive: true, force: true });
+    });
+
+    it('is in force, says so in the status bar, and a trial file in the setting cannot loosen it', async function () {
+      if (process.getuid?.() !== 0) this.skip(); // the stand-in folder must be root's
+      const trial = path.join(managedDir, 'allow-all.jsonc');
+      fs.writeFileSync(trial, JSON.stringify({ version: 1, default: 'allow' }));
+      const v = await open('managed-system', { settings: { 'agentPolicy.managedPolicyFile': trial } });
+      await activated(v);
+      const item = await v.statusBarItem(countLabel(0));
+      await item.hover();
+      const system = path.join(systemDir, 'managed.agentpolicy.jsonc');
+      const tooltip = await v.waitFor('the status bar tooltip naming the system managed policy', async () => {
+        const text = (await v.page.locator('.monaco-hover, .workbench-hover').allInnerTexts().catch(() => [] as string[])).join('\n');
+        return text.includes(`managed policy: ${system} (the system's`) ? text : undefined;
+      });
+      assert.doesNotMatch(tooltip, /allow-all\.jsonc/);
+      await v.screenshot('managed-system-tooltip');
+      await v.waitFor("the window's discovery file for the hooks", () => findEditor(v.workspace), 60_000);
+      const run = decisionOf(await claudeHook(v, state(), 'rm -rf build'));
+      assert.equal(run.decision, 'deny');
+      assert.match(run.reason ?? '', /the organisation says no/);
+    });
   });
 });
