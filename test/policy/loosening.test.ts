@@ -8,8 +8,9 @@ import fc from 'fast-check';
 import type { ToolCall, ToolDescriptor } from '../../src/policy/rules/call.js';
 import { canonicalJson } from '../../src/policy/rules/compile.js';
 import {
-  contentDigest, describeChange, heldDecision, HELD_REASON, isLoosening, looseningDiff, probeCalls, type LooseningChange,
+  contentDigest, describeChange, heldDecision, HELD_REASON, isLoosening, looseningDiff, type LooseningChange,
 } from '../../src/policy/editing/loosening.js';
+import { probeCalls } from '../../src/policy/editing/probeCalls.js';
 import { loadPolicyText, Policy, type DecideOptions, type PolicyLayer } from '../../src/policy/policy.js';
 import type { Decision } from '../../src/policy/file/schema.js';
 import { initShellParser } from '../../src/policy/shell/shellParser.js';

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { applyEdits, createScanner } from 'jsonc-parser';
 import type { ToolCall, ToolDescriptor } from '../../src/policy/rules/call.js';
 import { lintShadowed, lintSpawnDenied, type AgentSpawnInfo } from '../../src/policy/checking/lint.js';
-import { probeCalls } from '../../src/policy/editing/loosening.js';
+import { probeCalls } from '../../src/policy/editing/probeCalls.js';
 import { loadPolicyText, Policy, type DecideOptions, type PolicyDecision, type PolicyLayer } from '../../src/policy/policy.js';
 import { PolicyEditError, type TextEdit } from '../../src/policy/editing/policyEdit.js';
 import { FRIENDLY_ID } from '../../src/policy/editing/ruleIds.js';
