@@ -1,4 +1,4 @@
-// Our models in VS Code's model picker (src/vscode/chatModels.ts), in a real VS Code: the Chat view
+// Our models in VS Code's model picker (src/vscode/models/chatModels.ts), in a real VS Code: the Chat view
 // opens on the workspace's conversation starter with our scripted model picked, its model picker
 // lists the scripted model and the workspace's OpenAI-compatible model, @agents runs on the model
 // picked (the scripted one: the agent's own scenario; ours: the runtime's provider), and an agent on

@@ -1,4 +1,4 @@
-// `vscode-lm:` models in a real VS Code: Agent Policy's VsCodeLanguageModel (src/vscode/lmModel.ts)
+// `vscode-lm:` models in a real VS Code: Agent Policy's VsCodeLanguageModel (src/vscode/models/lmModel.ts)
 // against VS Code's own language model API, served by a small test extension
 // (test/e2e/fixtures/lm-provider) that registers the provider `agent-policy-test` with one
 // deterministic model, `scripted-echo`, through `vscode.lm.registerLanguageModelChatProvider`.

@@ -254,7 +254,7 @@ describe('an honest manifest', () => {
   });
 
   it('packages the changelog, the manifest strings, the l10n bundle and the CLI\'s bundles, not the sources', async () => {
-    // The CLI's bundles too: the hooks of other agents the palette sets up fall back to them (src/vscode/governAgents.ts).
+    // The CLI's bundles too: the hooks of other agents the palette sets up fall back to them (src/vscode/hosts/governAgents.ts).
     const { CLI_BUNDLES_SHIPPED } = (await import(pathToFileURL(path.join(root, 'scripts', 'bundles.mjs')).href)) as { CLI_BUNDLES_SHIPPED: string[] };
     const cli = CLI_BUNDLES_SHIPPED.map((b) => `dist/${b}.js`);
     for (const file of ['CHANGELOG.md', 'README.md', 'LICENSE', 'package.json', 'package.nls.json', 'l10n/bundle.l10n.json', 'media/shield.svg', 'dist/extension.js', ...cli]) {

@@ -1,6 +1,6 @@
 // Which of a program's words are files it writes, and which programs read or change everything
 // under a folder they are given (docs/programs.md, "Paths named in commands"). Data read by
-// src/policy/commandPaths.ts.
+// src/policy/paths/commandPaths.ts.
 
 /** Programs whose operands (words that are no option) are all files they change. */
 export const CHANGES_OPERANDS: ReadonlySet<string> = new Set(['tee', 'touch', 'mkdir', 'rm', 'rmdir', 'unlink', 'truncate', 'shred', 'chmod', 'chown', 'chgrp']);
