@@ -83,12 +83,19 @@ function toRuntimeTool(tool: McpTool, name: string, host: McpToolHost): RuntimeT
   const offered = untrustedAnnotations(tool);
   const annotations = held === undefined ? offered : heldAnnotations(held.before, offered);
   const described = held?.before !== undefined ? { description: held.before.description, annotations: held.before.annotations ?? {}, title: held.before.title } as Pick<McpTool, 'description' | 'annotations' | 'title'> : tool;
+  // Nor does the model read text the server put anywhere else in a definition not accepted: a new
+  // tool's description, or descriptions, titles, examples and defaults inside its schema (where
+  // instructions for the model can hide as well as in the description). The inputs are still
+  // checked against the whole schema the server offers.
+  const description = held !== undefined && held.before === undefined
+    ? 'A tool the server added since its tools were approved; not accepted yet.'
+    : typeof described.description === 'string' ? described.description : (untrustedAnnotations(described).title ?? '');
   return {
     id,
     kind: 'mcp',
     name,
-    description: typeof described.description === 'string' ? described.description : (untrustedAnnotations(described).title ?? ''),
-    inputJsonSchema: inputSchema,
+    description,
+    inputJsonSchema: held === undefined ? inputSchema : withoutSchemaText(inputSchema) as Record<string, unknown>,
     annotations,
     ...(host.signIn ? { signIn: host.signIn } : {}),
     ...(held !== undefined ? { held: () => (held.stillHeld() ? held.why : undefined) } : {}),
@@ -139,5 +146,26 @@ export function heldAnnotations(before: McpToolDefinition | undefined, offered: 
   const out: ToolAnnotations = {};
   for (const hint of hintNames) if (approved[hint] !== undefined && approved[hint] === offered[hint]) out[hint] = approved[hint];
   if (approved.title !== undefined) out.title = approved.title;
+  return out;
+}
+
+/** Schema keywords whose values are text for a reader, not constraints. */
+const SCHEMA_TEXT = new Set(['description', 'title', 'examples', 'default', '$comment', 'markdownDescription']);
+/** Keywords whose value maps names to schemas (the names are data; each value a schema). */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
+/** Keywords whose value is data, copied as it is (`enum` values, `const`, `required` names). */
+const SCHEMA_DATA = new Set(['enum', 'const', 'required', 'type', 'format', 'pattern']);
+
+/** A JSON Schema with its reader's text taken out (SCHEMA_TEXT), the constraints kept. */
+export function withoutSchemaText(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutSchemaText);
+  if (!isObject(schema)) return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (SCHEMA_TEXT.has(key)) continue;
+    if (SCHEMA_DATA.has(key)) out[key] = value;
+    else if (SCHEMA_MAPS.has(key) && isObject(value)) out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, withoutSchemaText(sub)]));
+    else out[key] = withoutSchemaText(value);
+  }
   return out;
 }
