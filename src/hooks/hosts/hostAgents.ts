@@ -1,7 +1,9 @@
 // The agent programs whose hooks `agentpolicy hook` answers, and what each one's hook can be told.
 // The exact formats, and how each fact was checked, are in docs/hook-hosts.md.
 
-export const HOST_AGENTS = ['claude', 'codex', 'gemini', 'copilot', 'vscode', 'cursor'] as const;
+import { HOST_AGENTS } from '../../policy/file/policyNames.js';
+
+export { HOST_AGENTS };
 export type HostAgent = (typeof HOST_AGENTS)[number];
 
 export interface HostInfo {

@@ -34,3 +34,9 @@ export const SUBAGENT_TOOL_ANNOTATIONS = { readOnlyHint: false, destructiveHint:
 
 /** A collector's OTLP/HTTP base URL (`controls.telemetry.endpoint`): http or https, a host, an optional path; no spaces. */
 export const OTLP_ENDPOINT_PATTERN = /^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/;
+
+/**
+ * Other makers' agent programs whose hooks the policy governs (docs/hooks.md): their tool ids are
+ * `<host>.<tool>`, their sessions `<host>:<the host's session id>`.
+ */
+export const HOST_AGENTS = ['claude', 'codex', 'gemini', 'copilot', 'vscode', 'cursor'] as const;

@@ -4,6 +4,7 @@
 // reason, the rule's file, the input's digest, hosts, the parts' text, paths undone) only when the
 // managed policy allows it (`controls.telemetry.content`). Plain data: the OpenTelemetry SDK is
 // otelExport.ts's alone.
+import { HOST_AGENTS } from '../../policy/file/policyNames.js';
 import type { AuditEntry, AuditEvent } from '../audit/audit.js';
 
 export type AttributeValue = string | number | boolean | string[];
@@ -44,8 +45,8 @@ export const CONTENT_ATTRIBUTES: readonly string[] = [
   'agentpolicy.grant.parts', 'agentpolicy.undone', 'agentpolicy.network.host', 'agentpolicy.network.port', 'agentpolicy.hidden.tools',
 ];
 
-/** The hosts whose hooks judge calls (HOST_AGENTS of src/hooks/hosts/hostAgents.ts, not imported: the hooks stand above the runtime): a hook's session id is `<host>:<the host's session>`. */
-const HOST_SESSION = /^(claude|codex|gemini|copilot|vscode|cursor):/;
+/** A hook's session id is `<host>:<the host's session>` (docs/hooks.md). */
+const HOST_SESSION = new RegExp(`^(${HOST_AGENTS.join('|')}):`);
 
 /**
  * The record of one audit line. `content`: whether what a call was about may go out.
