@@ -366,6 +366,7 @@ export class Policy {
     const warnings: string[] = this.staleWarnings.length === 0 ? [] : [...this.staleWarnings];
     let decision = judgeCall(prepared, context, warnings, trace);
     if (call.tool.id === 'builtin.run_command' && decision.decision !== 'deny' && options.commandPaths !== false && prepared.command.present) {
+      const before = decision;
       decision = tightenByCommandReach(decision, prepared.command.commands, {
         workspace: options.workspaceFolder,
         home: options.home ?? os.homedir(),
@@ -377,6 +378,8 @@ export class Policy {
         rules: () => this.states.flatMap(({ state }) => (state.kind === 'ok' ? state.layer.rules : [])),
         judgeCommand: (command) => (depth >= MAX_SCRIPT_DEPTH ? undefined : this.evaluate({ ...call, input: { ...(call.input as object), command } }, options, undefined, depth + 1)),
       });
+      // The trace ends at the rule that decided: one the command's reach made decide is its last entry.
+      if (trace !== undefined && decision !== before && decision.rule !== null) trace.push({ rule: decision.rule, decision: decision.decision, failed: null, reach: true, ...(decision.reason !== undefined ? { why: decision.reason } : {}) });
     }
     addCallWarnings(decision.warnings, prepared);
     if (decision.ask !== undefined) {

@@ -56,7 +56,8 @@ export function tightenByCommandReach(decision: PolicyDecision, commands: readon
   let asked: PolicyDecision | undefined;
   for (const { file, tool, verb } of named) {
     const judged = judge.judgeFile(tool, file);
-    if (judged === undefined || judged.rule === null || judged.decision === 'allow') continue;
+    // A rule that asks only because an untrusted workspace's allow was lowered protects nothing.
+    if (judged === undefined || judged.rule === null || judged.decision === 'allow' || judged.lowered) continue;
     const why = `${file} is a path ${ruleName(judged.rule)} ${judged.decision === 'deny' ? 'denies' : 'asks about'}${tool === WRITE_TOOL ? ' writing' : ''}${judged.reason !== undefined ? ` (${judged.reason})` : ''}, and the command ${verb} it`;
     if (judged.decision === 'deny') return { ...decision, decision: 'deny', rule: judged.rule, lowered: false, reason: why };
     // An ask holds unless a later file is denied: the strictest wins.
@@ -70,7 +71,7 @@ export function tightenByCommandReach(decision: PolicyDecision, commands: readon
   for (const script of projectScripts(commands, judge.workspace)) {
     const judged = judge.judgeCommand(script.command);
     // What only the default would ask is left to the rule that allowed the program (docs).
-    if (judged === undefined || judged.rule === null || judged.decision === 'allow') continue;
+    if (judged === undefined || judged.rule === null || judged.decision === 'allow' || judged.lowered) continue;
     const why = `it runs ${script.origin}: ${script.command.length > 120 ? `${script.command.slice(0, 117)}...` : script.command} (${judged.reason ?? `${ruleName(judged.rule)} ${judged.decision === 'deny' ? 'denies' : 'asks about'} it`})`;
     if (judged.decision === 'deny') return { ...decision, decision: 'deny', rule: judged.rule, lowered: false, reason: why };
     if (decision.decision === 'allow') asked ??= { ...decision, decision: 'ask', rule: judged.rule, lowered: false, reason: why, ask: judged.ask ?? { onTimeout: 'deny', remember: 'session' } };

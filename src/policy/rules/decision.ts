@@ -124,8 +124,13 @@ export interface TraceEntry {
   decision: Decision;
   /** null: it matched (and so decided). */
   failed: MatcherName | null;
-  /** When `failed` is `when`: which mark the session lacks or carries. */
+  /** When `failed` is `when`: which mark the session lacks or carries; for `reach`, what it reached. */
   why?: string;
+  /**
+   * Set on the last entry when what the command reaches (a file it reads or writes, a script it
+   * runs: commandReach.ts) made a rule decide after the rules had judged the command itself.
+   */
+  reach?: true;
 }
 
 export interface Explanation extends PolicyDecision {
