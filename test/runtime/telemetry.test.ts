@@ -81,6 +81,8 @@ describe('decisions in OpenTelemetry', function () {
     assert.equal(telemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x' }), undefined, 'an endpoint alone switches nothing on');
     assert.deepEqual(telemetrySettings({ AGENTPOLICY_ENABLE_TELEMETRY: '1' }), { from: 'env', content: false, logsProtocol: 'http/protobuf', metricsProtocol: 'http/protobuf' });
     assert.equal(telemetrySettings({ AGENTPOLICY_ENABLE_TELEMETRY: '1' }, { telemetry: { enabled: false } }), undefined, 'the managed policy can switch it off');
+    assert.equal(telemetrySettings({ AGENTPOLICY_ENABLE_TELEMETRY: '1', OTEL_SDK_DISABLED: 'true' }), undefined, 'OTEL_SDK_DISABLED turns off what the variable turned on');
+    assert.equal(telemetrySettings({ OTEL_SDK_DISABLED: 'true' }, { telemetry: { enabled: true } })?.from, 'managed', 'but not what the managed policy turned on');
     assert.equal(telemetrySettings({}, { telemetry: { enabled: true, content: true } })?.content, true);
     assert.equal(telemetrySettings({ AGENTPOLICY_ENABLE_TELEMETRY: '1', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'grpc' })?.logsProtocol, 'http/json');
     assert.equal(telemetrySettings({ AGENTPOLICY_ENABLE_TELEMETRY: '1', OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'grpc' })?.metricsProtocol, 'http/protobuf');

@@ -44,7 +44,9 @@ function protocolOf(value: string | undefined): OtlpProtocol | undefined {
  */
 export function telemetrySettings(env: NodeJS.ProcessEnv, controls?: Pick<ManagedControls, 'telemetry'>): TelemetrySettings | undefined {
   const managed = controls?.telemetry;
-  const on = managed?.enabled ?? truthy(env[TELEMETRY_ENV]);
+  // OTEL_SDK_DISABLED (the specification's switch for every signal) turns off what the variable
+  // turned on; it cannot turn off what the managed policy turned on.
+  const on = managed?.enabled ?? (truthy(env[TELEMETRY_ENV]) && !truthy(env.OTEL_SDK_DISABLED));
   if (!on) return undefined;
   const general = protocolOf(env.OTEL_EXPORTER_OTLP_PROTOCOL);
   return {
