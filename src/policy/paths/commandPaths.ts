@@ -48,8 +48,13 @@ export function commandFiles(commands: readonly SimpleCommand[], workspace: stri
     const args = c.words.slice(at + 1);
     const argStatic = (i: number): boolean => isStaticWord(c, at + 1 + i);
     const places = folders.map((cwd) => ({ cwd, home }));
+    /** The paths a word names in every folder the line may be in (none for what cannot be placed). */
+    const placed = (word: string, isStatic: boolean): string[] => places.flatMap((place) => {
+      const named = wordPaths(word, isStatic, place);
+      return named.known ? named.paths : [];
+    });
     // A word the judge cannot place counts when it is written, a redirect's or a reader's file, or looks like a path.
-    const unknownCounts = (as: 'read' | 'write', operand: boolean, word = ''): boolean => as === 'write' || !operand || READS_OPERANDS.has(program ?? '') || /^["']?~|\//.test(word);
+    const unknownCounts = (as: 'read' | 'write', isOperand: boolean, word: string): boolean => as === 'write' || !isOperand || READS_OPERANDS.has(program ?? '') || /^["']?~|\//.test(word);
     const name = (word: string, isStatic: boolean, as: 'read' | 'write', mustExist: boolean): string[] => {
       const found: string[] = [];
       for (const place of places) {
@@ -71,10 +76,7 @@ export function commandFiles(commands: readonly SimpleCommand[], workspace: stri
       const target = args.findIndex((w) => !w.startsWith('-'));
       const word = target === -1 ? '~' : args[target]!;
       const isStatic = target === -1 || argStatic(target);
-      const probe = places.flatMap((place) => {
-        const named = wordPaths(word, isStatic, place);
-        return named.known ? named.paths : [];
-      });
+      const probe = placed(word, isStatic);
       if (probe.length === 0) folderUnknown = `the folder ${word} names`;
       for (const p of probe) files.add('read', p);
       folders = [...new Set([...folders, ...probe])].slice(0, MAX_FOLDERS);
@@ -124,7 +126,7 @@ export function commandFiles(commands: readonly SimpleCommand[], workspace: stri
         // source ending in `/` its contents (`rsync -a dist/ ~/`).
         if (!isFolder(d) && !destination.word.endsWith('/')) continue;
         for (const source of operands.slice(0, -1)) {
-          for (const s of places.flatMap((place) => { const n = wordPaths(source.word, source.isStatic, place); return n.known ? n.paths : []; })) {
+          for (const s of placed(source.word, source.isStatic)) {
             const entries = source.word.endsWith('/') ? listFolder(s) : [path.basename(s)];
             for (const e of entries) files.add('write', path.join(d, e));
           }
@@ -143,7 +145,7 @@ export function commandFiles(commands: readonly SimpleCommand[], workspace: stri
     const recursion = isRecursive(program, args);
     if (recursion !== undefined) {
       for (const o of searchedFolders(program, args, operands)) {
-        for (const p of places.flatMap((place) => { const n = wordPaths(o.word, o.isStatic, place); return n.known ? n.paths : []; })) {
+        for (const p of placed(o.word, o.isStatic)) {
           if (isFolder(p)) files.addUnder(recursion.writes === true ? 'write' : 'read', p);
         }
       }

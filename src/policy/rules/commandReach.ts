@@ -54,14 +54,20 @@ export function tightenByCommandReach(decision: PolicyDecision, commands: readon
     }
   }
   let asked: PolicyDecision | undefined;
+  /** A deny of what the command reaches is the decision; the first ask holds unless a later deny comes (the strictest wins). */
+  const tighten = (judged: PolicyDecision & { rule: RuleRef }, why: string): PolicyDecision | undefined => {
+    if (judged.decision === 'deny') return { ...decision, decision: 'deny', rule: judged.rule, lowered: false, reason: why };
+    if (decision.decision === 'allow') asked ??= { ...decision, decision: 'ask', rule: judged.rule, lowered: false, reason: why, ask: judged.ask ?? { onTimeout: 'deny', remember: 'session' } };
+    return undefined;
+  };
+  /** Only a rule that says ask or deny tightens: not the default, not an untrusted workspace's lowered allow (it protects nothing). */
+  const tightens = (judged: PolicyDecision | undefined): judged is PolicyDecision & { rule: RuleRef } =>
+    judged !== undefined && judged.rule !== null && judged.decision !== 'allow' && !judged.lowered;
   for (const { file, tool, verb } of named) {
     const judged = judge.judgeFile(tool, file);
-    // A rule that asks only because an untrusted workspace's allow was lowered protects nothing.
-    if (judged === undefined || judged.rule === null || judged.decision === 'allow' || judged.lowered) continue;
-    const why = `${file} is a path ${ruleName(judged.rule)} ${judged.decision === 'deny' ? 'denies' : 'asks about'}${tool === WRITE_TOOL ? ' writing' : ''}${judged.reason !== undefined ? ` (${judged.reason})` : ''}, and the command ${verb} it`;
-    if (judged.decision === 'deny') return { ...decision, decision: 'deny', rule: judged.rule, lowered: false, reason: why };
-    // An ask holds unless a later file is denied: the strictest wins.
-    if (decision.decision === 'allow') asked ??= { ...decision, decision: 'ask', rule: judged.rule, lowered: false, reason: why, ask: judged.ask ?? { onTimeout: 'deny', remember: 'session' } };
+    if (!tightens(judged)) continue;
+    const denied = tighten(judged, `${file} is a path ${ruleName(judged.rule)} ${judged.decision === 'deny' ? 'denies' : 'asks about'}${tool === WRITE_TOOL ? ' writing' : ''}${judged.reason !== undefined ? ` (${judged.reason})` : ''}, and the command ${verb} it`);
+    if (denied !== undefined) return denied;
   }
   // A path the judge cannot place may be one the rules protect.
   const guard = files.unknown.length > 0 && decision.decision === 'allow' ? unknownPathGuard(judge.rules()) : undefined;
@@ -71,10 +77,9 @@ export function tightenByCommandReach(decision: PolicyDecision, commands: readon
   for (const script of projectScripts(commands, judge.workspace)) {
     const judged = judge.judgeCommand(script.command);
     // What only the default would ask is left to the rule that allowed the program (docs).
-    if (judged === undefined || judged.rule === null || judged.decision === 'allow' || judged.lowered) continue;
-    const why = `it runs ${script.origin}: ${script.command.length > 120 ? `${script.command.slice(0, 117)}...` : script.command} (${judged.reason ?? `${ruleName(judged.rule)} ${judged.decision === 'deny' ? 'denies' : 'asks about'} it`})`;
-    if (judged.decision === 'deny') return { ...decision, decision: 'deny', rule: judged.rule, lowered: false, reason: why };
-    if (decision.decision === 'allow') asked ??= { ...decision, decision: 'ask', rule: judged.rule, lowered: false, reason: why, ask: judged.ask ?? { onTimeout: 'deny', remember: 'session' } };
+    if (!tightens(judged)) continue;
+    const denied = tighten(judged, `it runs ${script.origin}: ${script.command.length > 120 ? `${script.command.slice(0, 117)}...` : script.command} (${judged.reason ?? `${ruleName(judged.rule)} ${judged.decision === 'deny' ? 'denies' : 'asks about'} it`})`);
+    if (denied !== undefined) return denied;
   }
   return asked ?? decision;
 }

@@ -121,6 +121,8 @@ export interface AuditSink {
    * Without it they are written one by one.
    */
   writeAll?(entries: readonly AuditEntry[]): void;
+  /** A chained log's head after this writer's last line (FileAuditLog): exported where the person cannot rewrite it. */
+  readonly head?: string | undefined;
   close(): void;
 }
 

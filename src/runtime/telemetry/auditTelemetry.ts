@@ -94,9 +94,8 @@ export class TelemetryAuditSink implements AuditSink {
     entries.forEach((entry, i) => this.observe(entry, i === entries.length - 1 ? this.auditHead() : undefined));
   }
 
-  /** The audit chain's head as this writer left it (a file log's), sent where the person cannot rewrite it. */
   private auditHead(): string | undefined {
-    return (this.inner as { head?: string }).head;
+    return this.inner.head;
   }
 
   close(): void {

@@ -72,7 +72,7 @@ describe('what a command reaches beyond its words', () => {
   });
 
   it('reads everything under a folder a recursive reader is given; removes everything under a folder rm -r is', () => {
-    expect('deny', ['grep -r TOKEN .', 'grep -rn TOKEN', 'rg -uu TOKEN .']);
+    expect('deny', ['grep -r TOKEN .', 'grep -rn TOKEN', 'rg -uu TOKEN .', 'grep --recursive TOKEN .', 'grep --recur TOKEN', 'tar --create -f /tmp/x.tar .']);
     assert.equal(judge('grep -rn TOKEN .').decision, 'deny');
     expect('allow', ['grep -rn x src', 'rg TODO src', 'grep TOKEN src/a.ts', 'rm -rf build']);
     assert.equal(judge('rm -r src').decision, 'ask', 'src holds a package-lock.json the lock rule asks about');

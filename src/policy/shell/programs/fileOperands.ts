@@ -1,6 +1,7 @@
 // Which of a program's words are files it writes, and which programs read or change everything
 // under a folder they are given (docs/programs.md, "Paths named in commands"). Data read by
 // src/policy/paths/commandPaths.ts.
+import { longOption } from './programRow.js';
 
 /** Programs whose operands (words that are no option) are all files they change. */
 export const CHANGES_OPERANDS: ReadonlySet<string> = new Set(['tee', 'touch', 'mkdir', 'rm', 'rmdir', 'unlink', 'truncate', 'shred', 'chmod', 'chown', 'chgrp']);
@@ -47,22 +48,22 @@ interface Recursion {
 
 /** Programs that read or change everything under a folder operand, and the options that make them. */
 export const RECURSIVE: Readonly<Record<string, Recursion>> = {
-  grep: { shorts: 'rR', longs: ['--recursive', '--dereference-recursive'] },
-  egrep: { shorts: 'rR', longs: ['--recursive', '--dereference-recursive'] },
-  fgrep: { shorts: 'rR', longs: ['--recursive', '--dereference-recursive'] },
+  grep: { shorts: 'rR', longs: ['recursive', 'dereference-recursive'] },
+  egrep: { shorts: 'rR', longs: ['recursive', 'dereference-recursive'] },
+  fgrep: { shorts: 'rR', longs: ['recursive', 'dereference-recursive'] },
   rg: { shorts: '', longs: [], always: true },
   ag: { shorts: '', longs: [], always: true },
-  cp: { shorts: 'rRa', longs: ['--recursive', '--archive'] },
+  cp: { shorts: 'rRa', longs: ['recursive', 'archive'] },
   scp: { shorts: 'r', longs: [] },
-  rsync: { shorts: 'ra', longs: ['--recursive', '--archive'] },
-  zip: { shorts: 'r', longs: ['--recurse-paths'] },
-  diff: { shorts: 'r', longs: ['--recursive'] },
+  rsync: { shorts: 'ra', longs: ['recursive', 'archive'] },
+  zip: { shorts: 'r', longs: ['recurse-paths'] },
+  diff: { shorts: 'r', longs: ['recursive'] },
   // tar reads a folder it is given when it creates or adds to an archive (tar.ts knows the modes).
-  tar: { shorts: 'cru', longs: ['--create', '--append', '--update'] },
-  rm: { shorts: 'rR', longs: ['--recursive'], writes: true },
-  chmod: { shorts: 'R', longs: ['--recursive'], writes: true },
-  chown: { shorts: 'R', longs: ['--recursive'], writes: true },
-  chgrp: { shorts: 'R', longs: ['--recursive'], writes: true },
+  tar: { shorts: 'cru', longs: ['create', 'append', 'update'] },
+  rm: { shorts: 'rR', longs: ['recursive'], writes: true },
+  chmod: { shorts: 'R', longs: ['recursive'], writes: true },
+  chown: { shorts: 'R', longs: ['recursive'], writes: true },
+  chgrp: { shorts: 'R', longs: ['recursive'], writes: true },
 };
 
 /** Searchers whose first operand is a pattern, and that search the working folder when given no other. */
@@ -76,7 +77,7 @@ export function isRecursive(program: string, words: readonly string[]): Recursio
   for (const [i, w] of words.entries()) {
     if (w === '--') break;
     if (w.startsWith('--')) {
-      if (r.longs.some((l) => w === l || (l.startsWith(w.split('=')[0]!) && w.length > 4))) return r;
+      if (longOption(w, r.longs) !== undefined) return r;
     } else if (w.startsWith('-') && [...w.slice(1)].some((ch) => r.shorts.includes(ch))) {
       return r;
     } else if (program === 'tar' && i === 0 && /^[A-Za-z]+$/.test(w) && /[cru]/.test(w)) {
