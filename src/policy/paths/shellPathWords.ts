@@ -61,15 +61,37 @@ function resolveTilde(word: string, place: PathPlace): string | undefined {
 /** A user's home folder from the passwd file, as bash's `~user` reads it. */
 function homeOfUser(name: string): string | undefined {
   if (!/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(name)) return undefined;
+  return passwdHomes().get(name);
+}
+
+let passwd: { stamp: string; homes: Map<string, string> } | undefined;
+
+/**
+ * Each user's home from the passwd file, read again only when the file changed (a word is placed
+ * in every folder a line may be in, and checked for an unknown user first: one read, not several).
+ * No passwd file (macOS keeps users elsewhere): no user is known.
+ */
+function passwdHomes(): Map<string, string> {
+  let stamp: string;
   try {
-    for (const line of fs.readFileSync('/etc/passwd', 'utf8').split('\n')) {
-      const fields = line.split(':');
-      if (fields[0] === name && fields[5] !== undefined && fields[5] !== '') return fields[5];
-    }
+    const st = fs.statSync('/etc/passwd');
+    stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
   } catch {
-    // No passwd file (macOS keeps users elsewhere): unknown, as for a user that is not there.
+    return new Map();
   }
-  return undefined;
+  if (passwd?.stamp !== stamp) {
+    const homes = new Map<string, string>();
+    try {
+      for (const line of fs.readFileSync('/etc/passwd', 'utf8').split('\n')) {
+        const fields = line.split(':');
+        if (fields[0] !== undefined && fields[5] !== undefined && fields[5] !== '' && !homes.has(fields[0])) homes.set(fields[0], fields[5]);
+      }
+    } catch {
+      // Unreadable: no user is known (their words are unknown paths, the strict side).
+    }
+    passwd = { stamp, homes };
+  }
+  return passwd.homes;
 }
 
 /** Whether `word` is a `~user` this machine does not know (bash leaves it, the judge cannot place it). */
